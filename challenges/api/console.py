@@ -1,0 +1,304 @@
+"""Creator APIs under /console/api/: every row is scoped to the caller's workspaces."""
+
+import csv
+import uuid
+from collections.abc import Iterator
+
+from django.http import StreamingHttpResponse
+from django.utils.dateparse import parse_datetime
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from challenges import selectors, services
+from challenges.api.serializers import (
+    AttemptOutputSerializer,
+    ChallengeInputSerializer,
+    ChallengeOutputSerializer,
+    SecretCreateSerializer,
+    SecretOutputSerializer,
+    SecretUpdateSerializer,
+)
+from challenges.models import Challenge, Secret
+from config.api import Pagination
+from config.errors import ApplicationError, NotFoundError
+from players.models import Workspace
+from players.selectors import membership_role, workspaces_for_user
+
+
+def _uuid_or_404(raw: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(str(raw))
+    except ValueError:
+        raise NotFoundError() from None
+
+
+def _owned(queryset, pk):
+    obj = queryset.filter(pk=_uuid_or_404(pk)).first()
+    if obj is None:
+        raise NotFoundError()
+    return obj
+
+
+def _require_write(user, workspace_id) -> None:
+    if membership_role(user=user, workspace_id=workspace_id) not in ("owner", "editor"):
+        raise ApplicationError(
+            "Your role in this workspace is read-only.", code="permission_denied", status=403
+        )
+
+
+def _target_workspace(user, requested: str | None) -> Workspace:
+    writable = workspaces_for_user(user=user, writable=True)
+    if requested:
+        try:
+            match = writable.filter(id=uuid.UUID(requested))
+        except ValueError:
+            match = writable.filter(slug=requested)
+        workspace = match.first()
+        if workspace is None:
+            raise ApplicationError(
+                "No workspace you can write to has that id or slug.",
+                fields={"workspace": ["Unknown or read-only workspace."]},
+            )
+        return workspace
+    workspaces = list(writable[:2])
+    if len(workspaces) == 1:
+        return workspaces[0]
+    if not workspaces:
+        raise ApplicationError(
+            "You are not an owner or editor of any workspace.", code="permission_denied", status=403
+        )
+    raise ApplicationError(
+        "You belong to several workspaces; say which with 'workspace'.",
+        fields={"workspace": ["Required when you belong to several workspaces."]},
+    )
+
+
+def _paginated(request, view, queryset, serializer_class) -> Response:
+    paginator = Pagination()
+    page = paginator.paginate_queryset(queryset, request, view=view)
+    return paginator.get_paginated_response(serializer_class(page, many=True).data)
+
+
+class ConsoleApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+
+class ChallengeListCreateApi(ConsoleApi):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("app_id", str),
+            OpenApiParameter("workspace", str, description="Workspace id"),
+        ],
+        responses=ChallengeOutputSerializer(many=True),
+    )
+    def get(self, request):
+        challenges = selectors.challenges_for_creator(user=request.user)
+        if app_id := request.query_params.get("app_id"):
+            challenges = challenges.filter(app_id=app_id)
+        if workspace := request.query_params.get("workspace"):
+            challenges = challenges.filter(workspace_id=_uuid_or_404(workspace))
+        return _paginated(request, self, challenges, ChallengeOutputSerializer)
+
+    @extend_schema(request=ChallengeInputSerializer, responses={201: ChallengeOutputSerializer})
+    def post(self, request):
+        data = ChallengeInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = dict(data.validated_data)
+        workspace = _target_workspace(request.user, fields.pop("workspace", None))
+        challenge = services.challenge_create(workspace=workspace, user=request.user, **fields)
+        return Response(ChallengeOutputSerializer(challenge).data, status=status.HTTP_201_CREATED)
+
+
+class ChallengeDetailApi(ConsoleApi):
+    def _challenge(self, request, challenge_id) -> Challenge:
+        return _owned(selectors.challenges_for_creator(user=request.user), challenge_id)
+
+    @extend_schema(responses=ChallengeOutputSerializer)
+    def get(self, request, challenge_id):
+        return Response(ChallengeOutputSerializer(self._challenge(request, challenge_id)).data)
+
+    @extend_schema(request=ChallengeInputSerializer, responses=ChallengeOutputSerializer)
+    def patch(self, request, challenge_id):
+        challenge = self._challenge(request, challenge_id)
+        _require_write(request.user, challenge.workspace_id)
+        data = ChallengeInputSerializer(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        fields = dict(data.validated_data)
+        if "workspace" in fields:
+            raise ApplicationError(
+                "A challenge cannot move to another workspace.",
+                fields={"workspace": ["Read-only after creation."]},
+            )
+        challenge = services.challenge_update(challenge=challenge, user=request.user, **fields)
+        return Response(ChallengeOutputSerializer(challenge).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request, challenge_id):
+        challenge = self._challenge(request, challenge_id)
+        _require_write(request.user, challenge.workspace_id)
+        services.challenge_delete(challenge=challenge)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def _optional_bool(raw: str | None, name: str) -> bool | None:
+    if raw is None or raw == "":
+        return None
+    if raw.lower() in ("true", "1", "yes"):
+        return True
+    if raw.lower() in ("false", "0", "no"):
+        return False
+    raise ApplicationError(f"'{name}' must be true or false.", fields={name: ["true or false"]})
+
+
+def _optional_datetime(raw: str | None, name: str):
+    if not raw:
+        return None
+    value = parse_datetime(raw)
+    if value is None:
+        raise ApplicationError(
+            f"'{name}' must be an ISO 8601 date-time.", fields={name: ["ISO 8601 date-time"]}
+        )
+    return value
+
+
+CSV_COLUMNS = (
+    "id",
+    "created_at",
+    "end_user_external_id",
+    "succeeded",
+    "score",
+    "judge_rating",
+    "tokens_total",
+    "elapsed_ms",
+    "source",
+    "workflow_run_id",
+    "prompt_length",
+    "response_length",
+)
+
+
+def _csv_safe(value) -> str:
+    text = "" if value is None else str(value)
+    # A leading =, +, - or @ would run as a formula when the file is opened in a spreadsheet.
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+
+
+class _Echo:
+    def write(self, value: str) -> str:
+        return value
+
+
+def _csv_rows(attempts) -> Iterator[str]:
+    writer = csv.writer(_Echo())
+    yield writer.writerow(CSV_COLUMNS)
+    for attempt in attempts.iterator(chunk_size=1000):
+        yield writer.writerow(
+            [
+                _csv_safe(value)
+                for value in (
+                    attempt.id,
+                    attempt.created_at.isoformat(),
+                    attempt.end_user.external_id,
+                    attempt.succeeded,
+                    attempt.score,
+                    attempt.judge_rating,
+                    attempt.tokens_total,
+                    attempt.elapsed_ms,
+                    attempt.source,
+                    attempt.workflow_run_id,
+                    attempt.prompt_length,
+                    attempt.response_length,
+                )
+            ]
+        )
+
+
+class ChallengeAttemptListApi(ConsoleApi):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("succeeded", bool),
+            OpenApiParameter("source", str, enum=["web", "api", "bridge"]),
+            OpenApiParameter("end_user", str),
+            OpenApiParameter("since", str, description="ISO 8601"),
+            OpenApiParameter("until", str, description="ISO 8601"),
+            OpenApiParameter("format", str, enum=["json", "csv"]),
+        ],
+        responses=AttemptOutputSerializer(many=True),
+    )
+    def get(self, request, challenge_id):
+        challenge = _owned(selectors.challenges_for_creator(user=request.user), challenge_id)
+        params = request.query_params
+        source = params.get("source") or None
+        if source and source not in ("web", "api", "bridge"):
+            raise ApplicationError(
+                "'source' must be web, api or bridge.", fields={"source": ["web, api or bridge"]}
+            )
+        end_user = params.get("end_user")
+        attempts = selectors.attempts_for_challenge(
+            challenge=challenge,
+            succeeded=_optional_bool(params.get("succeeded"), "succeeded"),
+            source=source,
+            end_user_id=_uuid_or_404(end_user) if end_user else None,
+            since=_optional_datetime(params.get("since"), "since"),
+            until=_optional_datetime(params.get("until"), "until"),
+        )
+        export = params.get("format", "json")
+        if export == "csv":
+            response = StreamingHttpResponse(_csv_rows(attempts), content_type="text/csv")
+            response["Content-Disposition"] = (
+                f'attachment; filename="attempts-{challenge.slug}.csv"'
+            )
+            return response
+        if export != "json":
+            raise ApplicationError(
+                "'format' must be json or csv.", fields={"format": ["json or csv"]}
+            )
+        return _paginated(request, self, attempts, AttemptOutputSerializer)
+
+
+class SecretListCreateApi(ConsoleApi):
+    @extend_schema(responses=SecretOutputSerializer(many=True))
+    def get(self, request):
+        return _paginated(
+            request, self, selectors.secrets_for_creator(user=request.user), SecretOutputSerializer
+        )
+
+    @extend_schema(request=SecretCreateSerializer, responses={201: SecretOutputSerializer})
+    def post(self, request):
+        data = SecretCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        workspace = _target_workspace(request.user, data.validated_data.get("workspace"))
+        secret = services.secret_create(
+            workspace=workspace,
+            name=data.validated_data["name"],
+            value=data.validated_data["value"],
+        )
+        return Response(SecretOutputSerializer(secret).data, status=status.HTTP_201_CREATED)
+
+
+class SecretDetailApi(ConsoleApi):
+    def _secret(self, request, secret_id) -> Secret:
+        return _owned(selectors.secrets_for_creator(user=request.user), secret_id)
+
+    @extend_schema(responses=SecretOutputSerializer)
+    def get(self, request, secret_id):
+        return Response(SecretOutputSerializer(self._secret(request, secret_id)).data)
+
+    @extend_schema(request=SecretUpdateSerializer, responses=SecretOutputSerializer)
+    def patch(self, request, secret_id):
+        secret = self._secret(request, secret_id)
+        _require_write(request.user, secret.workspace_id)
+        data = SecretUpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        secret = services.secret_update(secret=secret, value=data.validated_data["value"])
+        return Response(SecretOutputSerializer(secret).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request, secret_id):
+        secret = self._secret(request, secret_id)
+        _require_write(request.user, secret.workspace_id)
+        services.secret_delete(secret=secret)
+        return Response(status=status.HTTP_204_NO_CONTENT)

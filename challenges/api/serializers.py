@@ -1,0 +1,201 @@
+from rest_framework import serializers
+
+from challenges.models import Challenge, ChallengeAttempt, Secret
+
+
+class StrictSerializer(serializers.Serializer):
+    """Refuses fields it does not know instead of silently dropping them."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            raise serializers.ValidationError({"non_field_errors": ["Send a JSON object."]})
+        unknown = sorted(set(data) - set(self.fields))
+        if unknown:
+            raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
+        return super().to_internal_value(data)
+
+
+class ChallengeInputSerializer(StrictSerializer):
+    workspace = serializers.CharField(
+        required=False, help_text="Workspace id or slug; needed when you belong to several."
+    )
+    app_id = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    workflow_id = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    name = serializers.CharField(max_length=200)
+    slug = serializers.SlugField(max_length=80, required=False, allow_blank=True)
+    description = serializers.CharField(required=False, allow_blank=True, max_length=20000)
+    goal = serializers.CharField(required=False, allow_blank=True, max_length=20000)
+    instructions_md = serializers.CharField(required=False, allow_blank=True, max_length=100000)
+    theme = serializers.DictField(required=False)
+    success_type = serializers.ChoiceField(Challenge.SuccessType.choices, required=False)
+    success_pattern = serializers.CharField(required=False, allow_blank=True, max_length=5000)
+    secret_ref = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    scoring_strategy = serializers.ChoiceField(Challenge.Strategy.choices, required=False)
+    is_active = serializers.BooleanField(required=False)
+    system_prompt = serializers.CharField(required=False, allow_blank=True, max_length=50000)
+    target = serializers.ChoiceField(Challenge.Target.choices, required=False)
+    target_model = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    target_config = serializers.DictField(required=False)
+    evaluator_type = serializers.ChoiceField(Challenge.EvaluatorType.choices, required=False)
+    judge_config = serializers.DictField(required=False)
+    evaluator_plugin_id = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    evaluator_entrypoint = serializers.CharField(required=False, allow_blank=True, max_length=300)
+    evaluator_config = serializers.DictField(required=False)
+    scoring_plugin_id = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    scoring_entrypoint = serializers.CharField(required=False, allow_blank=True, max_length=300)
+    scoring_config = serializers.DictField(required=False)
+    max_attempts_per_hour = serializers.IntegerField(required=False, min_value=0, max_value=100000)
+    starts_at = serializers.DateTimeField(required=False, allow_null=True)
+    ends_at = serializers.DateTimeField(required=False, allow_null=True)
+    mask_variables = serializers.ListField(
+        child=serializers.CharField(max_length=100), required=False, max_length=100
+    )
+
+
+class ChallengeOutputSerializer(serializers.ModelSerializer):
+    workspace = serializers.UUIDField(source="workspace_id")
+    created_by = serializers.IntegerField(source="created_by_id", allow_null=True)
+    updated_by = serializers.IntegerField(source="updated_by_id", allow_null=True)
+
+    class Meta:
+        model = Challenge
+        fields = (
+            "id",
+            "workspace",
+            "app_id",
+            "workflow_id",
+            "name",
+            "slug",
+            "description",
+            "goal",
+            "instructions_md",
+            "theme",
+            "success_type",
+            "success_pattern",
+            "secret_ref",
+            "scoring_strategy",
+            "is_active",
+            "system_prompt",
+            "target",
+            "target_model",
+            "target_config",
+            "evaluator_type",
+            "judge_config",
+            "evaluator_plugin_id",
+            "evaluator_entrypoint",
+            "evaluator_config",
+            "scoring_plugin_id",
+            "scoring_entrypoint",
+            "scoring_config",
+            "max_attempts_per_hour",
+            "starts_at",
+            "ends_at",
+            "mask_variables",
+            "created_by",
+            "updated_by",
+            "created_at",
+            "updated_at",
+        )
+
+
+class SecretCreateSerializer(StrictSerializer):
+    workspace = serializers.CharField(required=False)
+    name = serializers.CharField(max_length=100)
+    value = serializers.CharField(max_length=10000, trim_whitespace=False)
+
+
+class SecretUpdateSerializer(StrictSerializer):
+    value = serializers.CharField(max_length=10000, trim_whitespace=False)
+
+
+class SecretOutputSerializer(serializers.ModelSerializer):
+    workspace = serializers.UUIDField(source="workspace_id")
+    has_value = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Secret
+        fields = ("id", "workspace", "name", "has_value", "created_at", "updated_at")
+
+    def get_has_value(self, secret: Secret) -> bool:
+        return True
+
+
+class AttemptOutputSerializer(serializers.ModelSerializer):
+    end_user = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ChallengeAttempt
+        fields = (
+            "id",
+            "challenge_id",
+            "end_user",
+            "account_id",
+            "workflow_run_id",
+            "succeeded",
+            "score",
+            "judge_rating",
+            "judge_feedback",
+            "judge_output_raw",
+            "tokens_total",
+            "elapsed_ms",
+            "prompt",
+            "response",
+            "prompt_length",
+            "response_length",
+            "source",
+            "created_at",
+        )
+
+    def get_end_user(self, attempt: ChallengeAttempt) -> dict:
+        end_user = attempt.end_user
+        return {
+            "id": str(end_user.id),
+            "external_id": end_user.external_id,
+            "name": end_user.public_name,
+        }
+
+
+class PublicChallengeSerializer(serializers.ModelSerializer):
+    is_open = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Challenge
+        fields = (
+            "id",
+            "slug",
+            "name",
+            "description",
+            "goal",
+            "instructions_md",
+            "theme",
+            "scoring_strategy",
+            "evaluator_type",
+            "target",
+            "max_attempts_per_hour",
+            "starts_at",
+            "ends_at",
+            "is_open",
+            "created_at",
+        )
+
+    def get_is_open(self, challenge: Challenge) -> bool:
+        return challenge.is_open()
+
+
+class LeaderboardRowSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    player = serializers.CharField()
+    end_user_id = serializers.CharField()
+    score = serializers.FloatField(allow_null=True)
+    judge_rating = serializers.IntegerField(allow_null=True)
+    tokens_total = serializers.IntegerField(allow_null=True)
+    elapsed_ms = serializers.IntegerField(allow_null=True)
+    achieved_at = serializers.DateTimeField()
+    attempt_id = serializers.CharField()
+
+
+class LeaderboardSerializer(serializers.Serializer):
+    challenge_id = serializers.UUIDField()
+    scoring_strategy = serializers.CharField()
+    limit = serializers.IntegerField()
+    entries = LeaderboardRowSerializer(many=True)

@@ -1,0 +1,52 @@
+"""Player-facing read APIs under /web/api/ (public; personalised when logged in)."""
+
+from django.conf import settings
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from challenges import selectors
+from challenges.api.console import _owned, _paginated
+from challenges.api.serializers import LeaderboardSerializer, PublicChallengeSerializer
+from challenges.models import Challenge
+from config.api import parse_bounded_int
+
+
+def _visible_challenge(challenge_id) -> Challenge:
+    return _owned(Challenge.objects.filter(is_active=True), challenge_id)
+
+
+class ChallengeListApi(APIView):
+    @extend_schema(responses=PublicChallengeSerializer(many=True))
+    def get(self, request):
+        return _paginated(request, self, selectors.challenges_public(), PublicChallengeSerializer)
+
+
+class ChallengeDetailApi(APIView):
+    @extend_schema(responses=PublicChallengeSerializer)
+    def get(self, request, challenge_id):
+        return Response(PublicChallengeSerializer(_visible_challenge(challenge_id)).data)
+
+
+class ChallengeLeaderboardApi(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("limit", int, description="1–100, default 10")],
+        responses=LeaderboardSerializer,
+    )
+    def get(self, request, challenge_id):
+        limit = parse_bounded_int(
+            request.query_params.get("limit"),
+            name="limit",
+            default=settings.LEADERBOARD_DEFAULT_LIMIT,
+            minimum=1,
+            maximum=settings.LEADERBOARD_MAX_LIMIT,
+        )
+        challenge = _visible_challenge(challenge_id)
+        rows = selectors.leaderboard_for_challenge(challenge=challenge, limit=limit)
+        board = {
+            "challenge_id": challenge.id,
+            "scoring_strategy": challenge.scoring_strategy,
+            "limit": limit,
+            "entries": rows,
+        }
+        return Response(LeaderboardSerializer(board).data)

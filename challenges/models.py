@@ -1,0 +1,283 @@
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from players.models import EndUser, Workspace
+
+
+class Secret(models.Model):
+    """A server-side value a challenge refers to by name; it never leaves the server."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="secrets")
+    name = models.CharField(max_length=100)
+    value = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "name"], name="secret_unique_name"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"<Secret {self.name}>"
+
+
+class ChallengeQuerySet(models.QuerySet):
+    def active(self, now=None) -> "ChallengeQuerySet":
+        now = now or timezone.now()
+        return self.filter(is_active=True).filter(
+            Q(starts_at__isnull=True) | Q(starts_at__lte=now),
+            Q(ends_at__isnull=True) | Q(ends_at__gt=now),
+        )
+
+
+class Challenge(models.Model):
+    class SuccessType(models.TextChoices):
+        CONTAINS = "contains"
+        REGEX = "regex"
+        CUSTOM = "custom"
+
+    class Strategy(models.TextChoices):
+        FIRST = "first"
+        FASTEST = "fastest"
+        FEWEST_TOKENS = "fewest_tokens"
+        HIGHEST_RATING = "highest_rating"
+        CUSTOM = "custom"
+
+    class Target(models.TextChoices):
+        OFFLINE = "offline"
+        OPENAI = "openai"
+        DIFY = "dify"
+
+    class EvaluatorType(models.TextChoices):
+        RULES = "rules"
+        LLM_JUDGE = "llm-judge"
+        CUSTOM = "custom"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="challenges")
+    app_id = models.CharField(max_length=64, blank=True, help_text="Dify app id.")
+    workflow_id = models.CharField(max_length=64, blank=True, help_text="Dify workflow id.")
+
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=80, unique=True)
+    description = models.TextField(blank=True)
+    goal = models.TextField(blank=True, help_text="Plain text shown to players.")
+    instructions_md = models.TextField(blank=True, help_text="Markdown shown on the page.")
+    theme = models.JSONField(default=dict, blank=True)
+
+    success_type = models.CharField(
+        max_length=10, choices=SuccessType.choices, default=SuccessType.CONTAINS
+    )
+    success_pattern = models.TextField(
+        blank=True, help_text="Text or RE2 regex; {{secret}} is filled in server-side."
+    )
+    secret_ref = models.CharField(max_length=100, blank=True, help_text="Name of a Secret.")
+    scoring_strategy = models.CharField(
+        max_length=20, choices=Strategy.choices, default=Strategy.FIRST
+    )
+    is_active = models.BooleanField(default=True)
+
+    system_prompt = models.TextField(blank=True, help_text="The defence the target model runs.")
+    target = models.CharField(max_length=10, choices=Target.choices, default=Target.OFFLINE)
+    target_model = models.CharField(max_length=200, blank=True)
+    target_config = models.JSONField(default=dict, blank=True)
+
+    evaluator_type = models.CharField(
+        max_length=10, choices=EvaluatorType.choices, default=EvaluatorType.RULES
+    )
+    judge_config = models.JSONField(default=dict, blank=True)
+    evaluator_plugin_id = models.CharField(max_length=200, blank=True)
+    evaluator_entrypoint = models.CharField(max_length=300, blank=True)
+    evaluator_config = models.JSONField(default=dict, blank=True)
+    scoring_plugin_id = models.CharField(max_length=200, blank=True)
+    scoring_entrypoint = models.CharField(max_length=300, blank=True)
+    scoring_config = models.JSONField(default=dict, blank=True)
+
+    max_attempts_per_hour = models.PositiveIntegerField(
+        default=60, help_text="Per player; 0 means no limit."
+    )
+    starts_at = models.DateTimeField(null=True, blank=True)
+    ends_at = models.DateTimeField(null=True, blank=True)
+    mask_variables = models.JSONField(default=list, blank=True)
+
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ChallengeQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["workspace", "app_id"], name="challenge_workspace_app")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(success_type__in=["contains", "regex", "custom"]),
+                name="challenge_success_type_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(
+                    scoring_strategy__in=[
+                        "first",
+                        "fastest",
+                        "fewest_tokens",
+                        "highest_rating",
+                        "custom",
+                    ]
+                ),
+                name="challenge_scoring_strategy_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(target__in=["offline", "openai", "dify"]), name="challenge_target_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(evaluator_type__in=["rules", "llm-judge", "custom"]),
+                name="challenge_evaluator_type_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(starts_at__isnull=True)
+                | Q(ends_at__isnull=True)
+                | Q(ends_at__gt=models.F("starts_at")),
+                name="challenge_window_ordered",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def is_open(self, now=None) -> bool:
+        now = now or timezone.now()
+        if not self.is_active:
+            return False
+        if self.starts_at and now < self.starts_at:
+            return False
+        return not (self.ends_at and now >= self.ends_at)
+
+
+class ChallengeAttempt(models.Model):
+    class Source(models.TextChoices):
+        WEB = "web"
+        API = "api"
+        BRIDGE = "bridge"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="attempts")
+    end_user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="attempts")
+    account = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    workflow_run_id = models.CharField(max_length=100, blank=True)
+
+    succeeded = models.BooleanField(default=False)
+    score = models.FloatField(null=True, blank=True)
+    judge_rating = models.IntegerField(null=True, blank=True)
+    judge_feedback = models.TextField(blank=True)
+    judge_output_raw = models.JSONField(null=True, blank=True)
+    tokens_total = models.PositiveIntegerField(null=True, blank=True)
+    elapsed_ms = models.PositiveIntegerField(null=True, blank=True)
+
+    # Kept in full only on success; a failed attempt keeps a fingerprint and a length.
+    prompt = models.TextField(blank=True)
+    response = models.TextField(blank=True)
+    prompt_sha256 = models.CharField(max_length=64, blank=True)
+    prompt_length = models.PositiveIntegerField(default=0)
+    response_sha256 = models.CharField(max_length=64, blank=True)
+    response_length = models.PositiveIntegerField(default=0)
+
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.WEB)
+    idempotency_key = models.CharField(max_length=200, null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["challenge", "-created_at"], name="attempt_challenge_recent"),
+            models.Index(
+                fields=["challenge", "end_user", "-created_at"], name="attempt_player_recent"
+            ),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "idempotency_key"],
+                condition=Q(idempotency_key__isnull=False),
+                name="attempt_unique_idempotency_key",
+            ),
+            models.CheckConstraint(
+                condition=Q(source__in=["web", "api", "bridge"]), name="attempt_source_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        verdict = "success" if self.succeeded else "failure"
+        return f"{verdict} on {self.challenge_id} at {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class LeaderboardEntry(models.Model):
+    """A player's best attempt on a challenge, kept current as attempts are recorded.
+
+    `rank_value` orders entries under the challenge's strategy (lower is better) and
+    `achieved_at` breaks ties (earlier is better), so the board is one index range scan.
+    """
+
+    challenge = models.ForeignKey(
+        Challenge, on_delete=models.CASCADE, related_name="leaderboard_entries"
+    )
+    end_user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="+")
+    attempt = models.ForeignKey(ChallengeAttempt, on_delete=models.CASCADE, related_name="+")
+    rank_value = models.FloatField()
+    achieved_at = models.DateTimeField()
+    score = models.FloatField(null=True)
+    judge_rating = models.IntegerField(null=True)
+    tokens_total = models.PositiveIntegerField(null=True)
+    elapsed_ms = models.PositiveIntegerField(null=True)
+    first_succeeded_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["challenge", "end_user"], name="leaderboard_unique_player"
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["challenge", "rank_value", "achieved_at", "id"],
+                name="leaderboard_standing",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.end_user} on {self.challenge_id}: {self.rank_value}"
+
+
+class BridgeKey(models.Model):
+    """A workspace's key for the Dify bridge; shown once, only its SHA-256 is kept."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="bridge_keys")
+    name = models.CharField(max_length=100, blank=True)
+    key_hash = models.CharField(max_length=64, unique=True)
+    prefix = models.CharField(max_length=16)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.workspace})"

@@ -1,0 +1,387 @@
+import base64
+import hashlib
+import re
+import secrets
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.text import slugify
+
+from challenges.models import BridgeKey, Challenge, ChallengeAttempt, LeaderboardEntry, Secret
+from challenges.scoring import standing_for
+from challenges.validation import SECRET_PLACEHOLDER, challenge_errors
+from config.errors import ApplicationError
+from judging.rules import evaluate_rule
+from judging.verdicts import Verdict
+from players.models import EndUser, Workspace
+
+CHALLENGE_FIELDS = (
+    "app_id",
+    "workflow_id",
+    "name",
+    "slug",
+    "description",
+    "goal",
+    "instructions_md",
+    "theme",
+    "success_type",
+    "success_pattern",
+    "secret_ref",
+    "scoring_strategy",
+    "is_active",
+    "system_prompt",
+    "target",
+    "target_model",
+    "target_config",
+    "evaluator_type",
+    "judge_config",
+    "evaluator_plugin_id",
+    "evaluator_entrypoint",
+    "evaluator_config",
+    "scoring_plugin_id",
+    "scoring_entrypoint",
+    "scoring_config",
+    "max_attempts_per_hour",
+    "starts_at",
+    "ends_at",
+    "mask_variables",
+)
+REDACTED = "[redacted]"
+
+
+# --- Secrets ------------------------------------------------------------------------
+
+
+def secret_value_for(*, challenge: Challenge) -> str | None:
+    if not challenge.secret_ref:
+        return None
+    return (
+        Secret.objects.filter(workspace_id=challenge.workspace_id, name=challenge.secret_ref)
+        .values_list("value", flat=True)
+        .first()
+    )
+
+
+def fill_secret(text: str, secret: str | None, *, regex: bool = False) -> str:
+    if secret is None:
+        return text
+    replacement = re.escape(secret) if regex else secret
+    return SECRET_PLACEHOLDER.sub(lambda _: replacement, text)
+
+
+def redact_secret(text: str, secret: str | None) -> str:
+    if not secret or not text:
+        return text
+    return re.sub(re.escape(secret), REDACTED, text, flags=re.IGNORECASE)
+
+
+_SECRET_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+
+
+def secret_create(*, workspace: Workspace, name: str, value: str) -> Secret:
+    if not _SECRET_NAME.match(name or ""):
+        raise ApplicationError(
+            "A secret name uses 1–100 letters, digits, '_', '-' or '.'.",
+            fields={"name": ["Use 1–100 letters, digits, '_', '-' or '.'."]},
+        )
+    if not value:
+        raise ApplicationError("A secret needs a value.", fields={"value": ["Required."]})
+    try:
+        with transaction.atomic():
+            return Secret.objects.create(workspace=workspace, name=name, value=value)
+    except IntegrityError:
+        raise ApplicationError(
+            f"A secret named '{name}' already exists in this workspace.",
+            code="conflict",
+            status=409,
+            fields={"name": ["Already exists."]},
+        ) from None
+
+
+def secret_update(*, secret: Secret, value: str) -> Secret:
+    if not value:
+        raise ApplicationError("A secret needs a value.", fields={"value": ["Required."]})
+    secret.value = value
+    secret.save(update_fields=["value", "updated_at"])
+    return secret
+
+
+def secret_delete(*, secret: Secret) -> None:
+    in_use = Challenge.objects.filter(workspace_id=secret.workspace_id, secret_ref=secret.name)
+    if in_use.exists():
+        names = ", ".join(in_use.values_list("name", flat=True)[:5])
+        raise ApplicationError(
+            f"The secret is used by: {names}. Change those challenges first.",
+            code="conflict",
+            status=409,
+        )
+    secret.delete()
+
+
+# --- Challenges ---------------------------------------------------------------------
+
+
+def _unique_slug(base: str, *, exclude_id=None) -> str:
+    base = slugify(base)[:70] or "challenge"
+    taken = set(
+        Challenge.objects.filter(slug__startswith=base)
+        .exclude(id=exclude_id)
+        .values_list("slug", flat=True)
+    )
+    slug, n = base, 1
+    while slug in taken:
+        n += 1
+        slug = f"{base}-{n}"
+    return slug
+
+
+def _validated(challenge: Challenge, changes: dict[str, Any]) -> None:
+    unknown = set(changes) - set(CHALLENGE_FIELDS)
+    if unknown:
+        raise ApplicationError(
+            "Unknown fields: " + ", ".join(sorted(unknown)) + ".",
+            fields={name: ["Unknown field."] for name in sorted(unknown)},
+        )
+    for name, value in changes.items():
+        setattr(challenge, name, value)
+    data = {name: getattr(challenge, name) for name in CHALLENGE_FIELDS}
+    secret_names = set(
+        Secret.objects.filter(workspace_id=challenge.workspace_id).values_list("name", flat=True)
+    )
+    errors = challenge_errors(data, secret_names=secret_names)
+    if challenge.slug:
+        clash = Challenge.objects.filter(slug=challenge.slug).exclude(id=challenge.id)
+        if clash.exists():
+            errors.setdefault("slug", []).append("This slug is taken.")
+    if errors:
+        raise ApplicationError(
+            "Some fields are invalid: " + ", ".join(sorted(errors)) + ".", fields=errors
+        )
+
+
+@transaction.atomic
+def challenge_create(
+    *, workspace: Workspace, user: AbstractBaseUser | None, **fields: Any
+) -> Challenge:
+    challenge = Challenge(workspace=workspace, created_by=user, updated_by=user)
+    _validated(challenge, fields)
+    if not challenge.slug:
+        challenge.slug = _unique_slug(challenge.name)
+    challenge.save()
+    return challenge
+
+
+@transaction.atomic
+def challenge_update(
+    *, challenge: Challenge, user: AbstractBaseUser | None, **fields: Any
+) -> Challenge:
+    previous_strategy = challenge.scoring_strategy
+    _validated(challenge, fields)
+    challenge.updated_by = user
+    if not challenge.slug:
+        challenge.slug = _unique_slug(challenge.name, exclude_id=challenge.id)
+    challenge.save()
+    if challenge.scoring_strategy != previous_strategy:
+        leaderboard_rebuild(challenge=challenge)
+    return challenge
+
+
+def challenge_delete(*, challenge: Challenge) -> None:
+    challenge.delete()
+
+
+# --- Evaluation and attempts ----------------------------------------------------------
+
+
+def challenge_evaluate(*, challenge: Challenge, output: str) -> Verdict:
+    """Judge one output under the challenge's rules; nothing is recorded."""
+    if challenge.evaluator_type != Challenge.EvaluatorType.RULES:
+        raise ApplicationError(
+            f"Evaluator '{challenge.evaluator_type}' is not available on this server yet.",
+            code="unsupported_evaluator",
+            status=422,
+        )
+    secret = secret_value_for(challenge=challenge)
+    regex = challenge.success_type == Challenge.SuccessType.REGEX
+    pattern = fill_secret(challenge.success_pattern, secret, regex=regex)
+    rule = evaluate_rule(success_type=challenge.success_type, pattern=pattern, output=output or "")
+    return Verdict(passed=rule.passed, feedback=rule.reason)
+
+
+def _fingerprint(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest() if text else ""
+
+
+def attempt_record(
+    *,
+    challenge: Challenge,
+    end_user: EndUser,
+    verdict: Verdict,
+    prompt: str = "",
+    response: str = "",
+    tokens_total: int | None = None,
+    elapsed_ms: int | None = None,
+    source: str = ChallengeAttempt.Source.WEB,
+    idempotency_key: str | None = None,
+    workflow_run_id: str = "",
+    custom_score: float | None = None,
+) -> ChallengeAttempt:
+    """Write the attempt and keep the player's leaderboard entry current, atomically.
+
+    With an idempotency key already used in the workspace, the first attempt is
+    returned and nothing is written.
+    """
+    if end_user.workspace_id != challenge.workspace_id:
+        raise ApplicationError("The player does not belong to this challenge's workspace.")
+    if idempotency_key:
+        existing = ChallengeAttempt.objects.filter(
+            workspace_id=challenge.workspace_id, idempotency_key=idempotency_key
+        ).first()
+        if existing:
+            return existing
+
+    secret = secret_value_for(challenge=challenge)
+    standing = standing_for(
+        challenge.scoring_strategy,
+        elapsed_ms=elapsed_ms,
+        tokens_total=tokens_total,
+        judge_rating=verdict.rating,
+        custom_score=custom_score,
+    )
+    attempt = ChallengeAttempt(
+        workspace_id=challenge.workspace_id,
+        challenge=challenge,
+        end_user=end_user,
+        account_id=end_user.account_id,
+        workflow_run_id=workflow_run_id,
+        succeeded=verdict.passed,
+        score=standing.score if verdict.passed else None,
+        judge_rating=verdict.rating,
+        judge_feedback=redact_secret(verdict.feedback, secret),
+        judge_output_raw=verdict.raw,
+        tokens_total=tokens_total,
+        elapsed_ms=elapsed_ms,
+        prompt_sha256=_fingerprint(prompt),
+        prompt_length=len(prompt),
+        response_sha256=_fingerprint(response),
+        response_length=len(response),
+        source=source,
+        idempotency_key=idempotency_key or None,
+    )
+    if verdict.passed:
+        attempt.prompt = redact_secret(prompt, secret)
+        attempt.response = redact_secret(response, secret)
+    try:
+        with transaction.atomic():
+            attempt.save(force_insert=True)
+            if verdict.passed:
+                _leaderboard_offer(attempt, rank_value=standing.rank_value)
+    except IntegrityError:
+        if not idempotency_key:
+            raise
+        return ChallengeAttempt.objects.get(
+            workspace_id=challenge.workspace_id, idempotency_key=idempotency_key
+        )
+    return attempt
+
+
+def _leaderboard_offer(attempt: ChallengeAttempt, *, rank_value: float) -> None:
+    """Make `attempt` the player's entry if it beats the one there (or there is none).
+
+    Insert-if-absent then a conditional UPDATE: both are single statements, so
+    concurrent attempts by the same player cannot lose the better one.
+    """
+    values = {
+        "attempt_id": attempt.id,
+        "rank_value": rank_value,
+        "achieved_at": attempt.created_at,
+        "score": attempt.score,
+        "judge_rating": attempt.judge_rating,
+        "tokens_total": attempt.tokens_total,
+        "elapsed_ms": attempt.elapsed_ms,
+    }
+    LeaderboardEntry.objects.bulk_create(
+        [
+            LeaderboardEntry(
+                challenge_id=attempt.challenge_id,
+                end_user_id=attempt.end_user_id,
+                first_succeeded_at=attempt.created_at,
+                **values,
+            )
+        ],
+        ignore_conflicts=True,
+    )
+    beaten = Q(rank_value__gt=rank_value) | Q(
+        rank_value=rank_value, achieved_at__gt=attempt.created_at
+    )
+    LeaderboardEntry.objects.filter(
+        challenge_id=attempt.challenge_id, end_user_id=attempt.end_user_id
+    ).filter(beaten).update(**values)
+
+
+@transaction.atomic
+def leaderboard_rebuild(*, challenge: Challenge) -> int:
+    """Recompute every entry from the attempts; only needed when the strategy changes."""
+    LeaderboardEntry.objects.filter(challenge=challenge).delete()
+    successes = (
+        ChallengeAttempt.objects.filter(challenge=challenge, succeeded=True)
+        .order_by("created_at")
+        .iterator(chunk_size=2000)
+    )
+    best: dict[Any, LeaderboardEntry] = {}
+    for attempt in successes:
+        standing = standing_for(
+            challenge.scoring_strategy,
+            elapsed_ms=attempt.elapsed_ms,
+            tokens_total=attempt.tokens_total,
+            judge_rating=attempt.judge_rating,
+            custom_score=attempt.score,
+        )
+        current = best.get(attempt.end_user_id)
+        if current is None:
+            best[attempt.end_user_id] = LeaderboardEntry(
+                challenge=challenge,
+                end_user_id=attempt.end_user_id,
+                attempt=attempt,
+                rank_value=standing.rank_value,
+                achieved_at=attempt.created_at,
+                score=standing.score,
+                judge_rating=attempt.judge_rating,
+                tokens_total=attempt.tokens_total,
+                elapsed_ms=attempt.elapsed_ms,
+                first_succeeded_at=attempt.created_at,
+            )
+        elif standing.rank_value < current.rank_value:
+            current.attempt = attempt
+            current.rank_value = standing.rank_value
+            current.achieved_at = attempt.created_at
+            current.score = standing.score
+            current.judge_rating = attempt.judge_rating
+            current.tokens_total = attempt.tokens_total
+            current.elapsed_ms = attempt.elapsed_ms
+    LeaderboardEntry.objects.bulk_create(best.values(), batch_size=2000)
+    return len(best)
+
+
+# --- Bridge keys ----------------------------------------------------------------------
+
+
+def bridge_key_create(*, workspace: Workspace, name: str = "") -> tuple[BridgeKey, str]:
+    """Create a key in the Standard Webhooks form and return it with its only plain copy."""
+    raw = "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+    key = BridgeKey.objects.create(
+        workspace=workspace,
+        name=name,
+        key_hash=hashlib.sha256(raw.encode()).hexdigest(),
+        prefix=raw[:12],
+    )
+    return key, raw
+
+
+def bridge_key_revoke(*, key: BridgeKey) -> BridgeKey:
+    BridgeKey.objects.filter(pk=key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    key.refresh_from_db()
+    return key

@@ -1,0 +1,167 @@
+"""Checks a creator's challenge settings before they are saved; shared by API and admin."""
+
+import re
+from typing import Any
+from urllib.parse import urlparse
+
+from judging.rules import PatternError, compile_pattern
+
+SECRET_PLACEHOLDER = re.compile(r"\{\{\s*secret\s*\}\}")
+
+_COLOR = re.compile(r"^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$")
+_FONTS = ("system", "serif", "mono", "rounded")
+
+
+def _is_color(value: Any) -> bool:
+    return isinstance(value, str) and bool(_COLOR.match(value))
+
+
+def _is_font(value: Any) -> bool:
+    return value in _FONTS
+
+
+def _is_radius(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 32
+
+
+def _is_https_url(value: Any) -> bool:
+    if not isinstance(value, str) or len(value) > 500:
+        return False
+    parsed = urlparse(value)
+    return (
+        parsed.scheme == "https" and bool(parsed.netloc) and not any(c in value for c in "\"'()<> ")
+    )
+
+
+# Theme key -> (CSS variable it sets, value check, what a creator is told on a bad value).
+THEME_KEYS: dict[str, tuple[str, Any, str]] = {
+    "accent": ("--accent", _is_color, "a hex colour such as #3b82f6"),
+    "background": ("--bg", _is_color, "a hex colour"),
+    "surface": ("--surface", _is_color, "a hex colour"),
+    "text": ("--text", _is_color, "a hex colour"),
+    "muted": ("--muted", _is_color, "a hex colour"),
+    "font": ("--font", _is_font, "one of " + ", ".join(_FONTS)),
+    "radius": ("--radius", _is_radius, "a whole number of pixels from 0 to 32"),
+    "logo_url": ("--logo-url", _is_https_url, "an https:// URL"),
+}
+
+JUDGE_CONFIG_KEYS = {
+    "judge_model",
+    "temperature",
+    "max_tokens",
+    "rubric_prompt_template",
+    "rating_scale",
+    "pass_threshold",
+}
+
+
+def theme_errors(theme: Any) -> list[str]:
+    if not isinstance(theme, dict):
+        return ["The theme must be an object of theme keys."]
+    errors = []
+    for key, value in theme.items():
+        if key not in THEME_KEYS:
+            allowed = ", ".join(sorted(THEME_KEYS))
+            errors.append(f"Unknown theme key '{key}'; allowed keys: {allowed}.")
+            continue
+        _, check, expected = THEME_KEYS[key]
+        if not check(value):
+            errors.append(f"Theme '{key}' must be {expected}.")
+    return errors
+
+
+def _number_between(value: Any, low: float, high: float) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and low <= value <= high
+
+
+def judge_config_errors(config: Any) -> list[str]:
+    if not isinstance(config, dict):
+        return ["The judge config must be an object."]
+    errors = [f"Unknown judge setting '{key}'." for key in config if key not in JUDGE_CONFIG_KEYS]
+    scale = config.get("rating_scale", 10)
+    if not (isinstance(scale, int) and _number_between(scale, 1, 100)):
+        errors.append("'rating_scale' must be a whole number from 1 to 100.")
+        scale = 10
+    if "pass_threshold" in config and not _number_between(config["pass_threshold"], 0, scale):
+        errors.append(f"'pass_threshold' must be a number from 0 to the rating scale ({scale}).")
+    if "temperature" in config and not _number_between(config["temperature"], 0, 2):
+        errors.append("'temperature' must be a number from 0 to 2.")
+    if "max_tokens" in config and not (
+        isinstance(config["max_tokens"], int) and _number_between(config["max_tokens"], 1, 32000)
+    ):
+        errors.append("'max_tokens' must be a whole number from 1 to 32000.")
+    model = config.get("judge_model")
+    if model is not None and not (isinstance(model, str) and "/" in model):
+        errors.append("'judge_model' must look like 'provider/model', e.g. 'openai/gpt-4o-mini'.")
+    template = config.get("rubric_prompt_template")
+    if template is not None and not isinstance(template, str):
+        errors.append("'rubric_prompt_template' must be text.")
+    return errors
+
+
+def pattern_error(pattern: str) -> str | None:
+    try:
+        compile_pattern(SECRET_PLACEHOLDER.sub("secret", pattern))
+    except PatternError as exc:
+        return str(exc)
+    return None
+
+
+def challenge_errors(data: dict[str, Any], *, secret_names: set[str]) -> dict[str, list[str]]:
+    """Every problem with a challenge's full set of values, keyed by field name."""
+    errors: dict[str, list[str]] = {}
+
+    def add(field: str, message: str) -> None:
+        errors.setdefault(field, []).append(message)
+
+    if not str(data.get("name") or "").strip():
+        add("name", "A challenge needs a name.")
+
+    evaluator_type = data.get("evaluator_type", "rules")
+    success_type = data.get("success_type", "contains")
+    pattern = data.get("success_pattern") or ""
+    if evaluator_type == "rules":
+        if success_type not in ("contains", "regex"):
+            add("success_type", "Rules evaluation needs 'contains' or 'regex'.")
+        if not pattern.strip():
+            add("success_pattern", "Rules evaluation needs a success pattern.")
+    if success_type == "custom" and evaluator_type != "custom":
+        add("success_type", "'custom' success needs evaluator_type 'custom'.")
+    if success_type == "regex" and pattern:
+        reason = pattern_error(pattern)
+        if reason:
+            add("success_pattern", reason)
+    if evaluator_type == "custom" and not (
+        data.get("evaluator_plugin_id") or data.get("evaluator_entrypoint")
+    ):
+        add("evaluator_plugin_id", "A custom evaluator needs a plugin id or an entrypoint.")
+    if data.get("scoring_strategy") == "custom" and not (
+        data.get("scoring_plugin_id") or data.get("scoring_entrypoint")
+    ):
+        add("scoring_plugin_id", "Custom scoring needs a plugin id or an entrypoint.")
+
+    secret_ref = data.get("secret_ref") or ""
+    uses_secret = any(
+        SECRET_PLACEHOLDER.search(data.get(field) or "")
+        for field in ("success_pattern", "system_prompt")
+    )
+    if uses_secret and not secret_ref:
+        add("secret_ref", "{{secret}} is used, so name the secret it stands for.")
+    if secret_ref and secret_ref not in secret_names:
+        add("secret_ref", f"There is no secret named '{secret_ref}' in this workspace.")
+
+    for message in theme_errors(data.get("theme") or {}):
+        add("theme", message)
+    for message in judge_config_errors(data.get("judge_config") or {}):
+        add("judge_config", message)
+    for field in ("target_config", "evaluator_config", "scoring_config"):
+        if not isinstance(data.get(field) or {}, dict):
+            add(field, "Must be an object.")
+    mask = data.get("mask_variables") or []
+    if not (isinstance(mask, list) and all(isinstance(item, str) for item in mask)):
+        add("mask_variables", "Must be a list of variable names.")
+
+    starts_at, ends_at = data.get("starts_at"), data.get("ends_at")
+    if starts_at and ends_at and ends_at <= starts_at:
+        add("ends_at", "The end must come after the start.")
+    return errors

@@ -1,0 +1,184 @@
+"""The API conventions every app shares: the error shape, pagination, query parsing."""
+
+import logging
+from typing import Any
+
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
+from rest_framework import exceptions, pagination, status
+from rest_framework.response import Response
+from rest_framework.utils.urls import remove_query_param, replace_query_param
+
+from config.errors import ApplicationError
+
+logger = logging.getLogger(__name__)
+
+
+def error_response(
+    *,
+    code: str,
+    message: str,
+    status_code: int,
+    fields: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    body = {"error": {"code": code, "message": message, "fields": fields or {}}}
+    return Response(body, status=status_code, headers=headers)
+
+
+def _flatten(detail: Any) -> Any:
+    if isinstance(detail, dict):
+        return {key: _flatten(value) for key, value in detail.items()}
+    if isinstance(detail, list):
+        if all(isinstance(item, str) for item in detail):
+            return [str(item) for item in detail]
+        return [_flatten(item) for item in detail]
+    return [str(detail)]
+
+
+def _validation_response(detail: Any) -> Response:
+    fields = _flatten(detail) if isinstance(detail, dict) else {}
+    general = fields.pop("non_field_errors", None) if isinstance(fields, dict) else None
+    if general:
+        message = " ".join(general)
+    elif fields:
+        message = "Some fields are invalid: " + ", ".join(sorted(fields)) + "."
+    else:
+        message = " ".join(_flatten(detail)) or "The request is invalid."
+    return error_response(code="invalid", message=message, status_code=400, fields=fields)
+
+
+def exception_handler(exc: Exception, context: dict) -> Response:
+    if isinstance(exc, ApplicationError):
+        return error_response(
+            code=exc.code,
+            message=exc.message,
+            status_code=exc.status,
+            fields=exc.fields,
+            headers=exc.headers,
+        )
+    if isinstance(exc, exceptions.ValidationError):
+        return _validation_response(exc.detail)
+    if isinstance(exc, DjangoValidationError):
+        detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
+        return _validation_response(detail)
+    if isinstance(exc, RequestDataTooBig):
+        return error_response(
+            code="too_large",
+            message="The request body is too large.",
+            status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
+    if isinstance(exc, Http404):
+        return error_response(code="not_found", message="Not found.", status_code=404)
+    if isinstance(exc, PermissionDenied):
+        return error_response(
+            code="permission_denied",
+            message="You do not have permission to do this.",
+            status_code=403,
+        )
+    if isinstance(exc, exceptions.APIException):
+        headers = {}
+        if getattr(exc, "wait", None):
+            headers["Retry-After"] = str(int(exc.wait) + 1)
+        if isinstance(exc, (exceptions.NotAuthenticated, exceptions.AuthenticationFailed)):
+            headers["WWW-Authenticate"] = 'Bearer realm="api"'
+        code = exc.get_codes() if isinstance(exc.get_codes(), str) else exc.default_code
+        return error_response(
+            code=code,
+            message=str(exc.detail),
+            status_code=exc.status_code,
+            headers=headers,
+        )
+    logger.exception("Unhandled API error in %s", context.get("view").__class__.__name__)
+    return error_response(
+        code="server_error",
+        message="Something went wrong on our side; it has been logged.",
+        status_code=500,
+    )
+
+
+def parse_bounded_int(
+    raw: str | None, *, name: str, default: int, minimum: int, maximum: int
+) -> int:
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = None
+    if value is None or not minimum <= value <= maximum:
+        raise ApplicationError(
+            f"'{name}' must be a whole number from {minimum} to {maximum}.",
+            fields={name: [f"Must be a whole number from {minimum} to {maximum}."]},
+        )
+    return value
+
+
+class Pagination(pagination.BasePagination):
+    """limit/offset pagination that refuses bad values instead of ignoring them."""
+
+    default_limit = 50
+    max_limit = 200
+
+    def paginate_queryset(self, queryset, request, view=None):
+        self.request = request
+        self.limit = parse_bounded_int(
+            request.query_params.get("limit"),
+            name="limit",
+            default=self.default_limit,
+            minimum=1,
+            maximum=self.max_limit,
+        )
+        self.offset = parse_bounded_int(
+            request.query_params.get("offset"),
+            name="offset",
+            default=0,
+            minimum=0,
+            maximum=10**9,
+        )
+        self.count = queryset.count()
+        return list(queryset[self.offset : self.offset + self.limit])
+
+    def _link(self, offset: int | None) -> str | None:
+        if offset is None:
+            return None
+        url = self.request.build_absolute_uri()
+        url = replace_query_param(url, "limit", self.limit)
+        if offset <= 0:
+            return remove_query_param(url, "offset")
+        return replace_query_param(url, "offset", offset)
+
+    def get_paginated_response(self, data) -> Response:
+        has_next = self.offset + self.limit < self.count
+        has_previous = self.offset > 0
+        return Response(
+            {
+                "count": self.count,
+                "limit": self.limit,
+                "offset": self.offset,
+                "next": self._link(self.offset + self.limit if has_next else None),
+                "previous": self._link(max(self.offset - self.limit, 0) if has_previous else None),
+                "results": data,
+            }
+        )
+
+    def get_paginated_response_schema(self, schema: dict) -> dict:
+        return {
+            "type": "object",
+            "required": ["count", "limit", "offset", "results"],
+            "properties": {
+                "count": {"type": "integer"},
+                "limit": {"type": "integer"},
+                "offset": {"type": "integer"},
+                "next": {"type": "string", "nullable": True, "format": "uri"},
+                "previous": {"type": "string", "nullable": True, "format": "uri"},
+                "results": schema,
+            },
+        }
+
+    def get_schema_operation_parameters(self, view) -> list[dict]:
+        return [
+            {"name": "limit", "in": "query", "required": False, "schema": {"type": "integer"}},
+            {"name": "offset", "in": "query", "required": False, "schema": {"type": "integer"}},
+        ]

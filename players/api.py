@@ -1,0 +1,42 @@
+from django.conf import settings
+from django.contrib.auth import authenticate
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.errors import ApplicationError
+from config.ratelimit import client_ip, parse_rate, rate_limit_hit
+from players.services import token_issue
+
+
+class ConsoleLoginApi(APIView):
+    """Exchange a creator's email and password for a bearer token."""
+
+    authentication_classes: list = []
+    permission_classes: list = []
+
+    class InputSerializer(serializers.Serializer):
+        email = serializers.EmailField()
+        password = serializers.CharField(max_length=200, trim_whitespace=False)
+
+    @extend_schema(
+        request=InputSerializer,
+        responses=inline_serializer("ConsoleLogin", {"access_token": serializers.CharField()}),
+    )
+    def post(self, request):
+        limit, window = parse_rate(settings.LOGIN_RATE_LIMIT)
+        rate_limit_hit(
+            scope="console-login", key=client_ip(request), limit=limit, window_seconds=window
+        )
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        email = data.validated_data["email"].lower()
+        user = authenticate(request, email=email, password=data.validated_data["password"])
+        if user is None or not user.is_active or not user.is_staff:
+            raise ApplicationError(
+                "Wrong email or password, or the account is not a creator.",
+                code="invalid_credentials",
+                status=401,
+            )
+        return Response({"access_token": token_issue(user=user, name="console")})

@@ -1,0 +1,124 @@
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Workspace(models.Model):
+    """The seed's tenant: every creator-owned row carries one."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=100, unique=True)
+    slug = models.SlugField(max_length=100, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        OWNER = "owner"
+        EDITOR = "editor"
+        VIEWER = "viewer"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.EDITOR)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "user"], name="membership_unique_user"),
+            models.CheckConstraint(
+                condition=Q(role__in=["owner", "editor", "viewer"]), name="membership_role_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.workspace} ({self.role})"
+
+    @property
+    def can_write(self) -> bool:
+        return self.role in (self.Role.OWNER, self.Role.EDITOR)
+
+
+class ApiToken(models.Model):
+    """A bearer token for the console and web APIs; only its SHA-256 is stored."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    key_hash = models.CharField(max_length=64, unique=True)
+    prefix = models.CharField(max_length=12)
+    name = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.user})"
+
+
+class EndUser(models.Model):
+    """Who played in a workspace: a Dify `user` string or a logged-in account."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="end_users")
+    external_id = models.CharField(max_length=255)
+    account = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="end_users",
+    )
+    display_name = models.CharField(max_length=150, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "external_id"], name="end_user_unique_external_id"
+            ),
+            models.UniqueConstraint(
+                fields=["workspace", "account"],
+                condition=Q(account__isnull=False),
+                name="end_user_unique_account",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.display_name or self.external_id
+
+    @property
+    def public_name(self) -> str:
+        if self.display_name:
+            return self.display_name
+        if self.external_id.startswith("account:"):
+            return f"player-{self.external_id.removeprefix('account:')}"
+        return self.external_id[:40]
+
+
+class PlayerProfile(models.Model):
+    account = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="player_profile",
+    )
+    display_name = models.CharField(max_length=150, blank=True)
+    avatar_url = models.URLField(blank=True)
+    notify_on_first_blood = models.BooleanField(default=True)
+    notify_on_record_beaten = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return self.display_name or str(self.account)

@@ -1,0 +1,116 @@
+import hashlib
+import secrets
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from config.errors import ApplicationError
+from players.models import ApiToken, EndUser, Membership, PlayerProfile, Workspace
+
+TOKEN_PREFIX = "phc_"
+
+
+def hash_token(raw: str) -> str:
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def token_issue(*, user: AbstractBaseUser, name: str = "") -> str:
+    """Create an API token and return its only plain copy."""
+    raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    ApiToken.objects.create(user=user, key_hash=hash_token(raw), prefix=raw[:10], name=name)
+    return raw
+
+
+def token_authenticate(*, raw: str) -> AbstractBaseUser | None:
+    token = ApiToken.objects.select_related("user").filter(key_hash=hash_token(raw)).first()
+    if token is None or not token.user.is_active:
+        return None
+    now = timezone.now()
+    if token.expires_at and token.expires_at <= now:
+        return None
+    # One write a minute at most, so a busy token does not write on every request.
+    if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    return token.user
+
+
+def workspace_get_or_create(*, name: str) -> Workspace:
+    name = name.strip()
+    if not name:
+        raise ApplicationError("A workspace needs a name.", fields={"workspace": ["Required."]})
+    workspace = Workspace.objects.filter(name=name).first()
+    if workspace:
+        return workspace
+    base = slugify(name)[:90] or "workspace"
+    slug, n = base, 1
+    while Workspace.objects.filter(slug=slug).exists():
+        n += 1
+        slug = f"{base}-{n}"
+    try:
+        with transaction.atomic():
+            return Workspace.objects.create(name=name, slug=slug)
+    except IntegrityError:
+        return Workspace.objects.get(name=name)
+
+
+def membership_set(
+    *, workspace: Workspace, user: AbstractBaseUser, role: str = Membership.Role.OWNER
+) -> Membership:
+    membership, _ = Membership.objects.update_or_create(
+        workspace=workspace, user=user, defaults={"role": role}
+    )
+    return membership
+
+
+@transaction.atomic
+def creator_create(*, email: str, password: str, workspace_name: str) -> AbstractBaseUser:
+    """A staff user who owns `workspace_name` (created when missing)."""
+    User = get_user_model()
+    email = User.objects.normalize_email(email).lower()
+    user = User.objects.filter(email__iexact=email).first()
+    if user is None:
+        user = User.objects.create_user(username=email[:150], email=email, password=password)
+    else:
+        user.set_password(password)
+    user.is_staff = True
+    user.save()
+    _email_mark_verified(user)
+    workspace = workspace_get_or_create(name=workspace_name)
+    membership_set(workspace=workspace, user=user, role=Membership.Role.OWNER)
+    return user
+
+
+def _email_mark_verified(user: AbstractBaseUser) -> None:
+    from allauth.account.models import EmailAddress
+
+    EmailAddress.objects.update_or_create(
+        user=user, email=user.email, defaults={"verified": True, "primary": True}
+    )
+
+
+def end_user_for_account(*, workspace: Workspace, account: AbstractBaseUser) -> EndUser:
+    end_user = EndUser.objects.filter(workspace=workspace, account=account).first()
+    if end_user:
+        return end_user
+    profile = PlayerProfile.objects.filter(account=account).first()
+    try:
+        with transaction.atomic():
+            return EndUser.objects.create(
+                workspace=workspace,
+                external_id=f"account:{account.pk}",
+                account=account,
+                display_name=profile.display_name if profile else "",
+            )
+    except IntegrityError:
+        return EndUser.objects.get(workspace=workspace, account=account)
+
+
+def end_user_for_external_id(*, workspace: Workspace, external_id: str) -> EndUser:
+    external_id = external_id.strip()[:255]
+    if not external_id:
+        raise ApplicationError("'user' must not be empty.", fields={"user": ["Required."]})
+    end_user, _ = EndUser.objects.get_or_create(workspace=workspace, external_id=external_id)
+    return end_user

@@ -1,0 +1,84 @@
+import os
+
+import pytest
+from rest_framework.test import APIClient
+
+from players.services import token_issue
+from tests import factories
+
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def require_service(name: str, available: bool, why: str = "") -> None:
+    """Skip locally when a real service is missing; fail under CI=true."""
+    if available:
+        return
+    message = f"{name} is not reachable{': ' + why if why else ''}"
+    if IN_CI:
+        pytest.fail(message + " (CI=true: required)")
+    pytest.skip(message)
+
+
+def client_for(user=None) -> APIClient:
+    client = APIClient()
+    if user is not None:
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {token_issue(user=user)}")
+    return client
+
+
+@pytest.fixture
+def workspace(db):
+    return factories.make_workspace("Acme Red Team")
+
+
+@pytest.fixture
+def other_workspace(db):
+    return factories.make_workspace("Rival Labs")
+
+
+@pytest.fixture
+def creator(workspace):
+    return factories.make_creator(workspace=workspace, email="owner@acme.test")
+
+
+@pytest.fixture
+def viewer(workspace):
+    return factories.make_creator(workspace=workspace, role="viewer", email="viewer@acme.test")
+
+
+@pytest.fixture
+def outsider(other_workspace):
+    return factories.make_creator(workspace=other_workspace, email="owner@rival.test")
+
+
+@pytest.fixture
+def player(db):
+    return factories.make_player("player@example.com")
+
+
+@pytest.fixture
+def creator_api(creator):
+    return client_for(creator)
+
+
+@pytest.fixture
+def outsider_api(outsider):
+    return client_for(outsider)
+
+
+@pytest.fixture
+def viewer_api(viewer):
+    return client_for(viewer)
+
+
+@pytest.fixture
+def anon_api():
+    return APIClient()
+
+
+@pytest.fixture(autouse=True)
+def _clear_cache():
+    from django.core.cache import cache
+
+    cache.clear()
+    yield

@@ -1,0 +1,49 @@
+"""Rows for tests, made through the same services the product uses."""
+
+import itertools
+
+from django.contrib.auth import get_user_model
+
+from challenges import services as challenge_services
+from challenges.models import Challenge
+from players import services as player_services
+from players.models import EndUser, Membership, Workspace
+
+_counter = itertools.count(1)
+
+
+def make_workspace(name: str | None = None) -> Workspace:
+    return player_services.workspace_get_or_create(name=name or f"Workspace {next(_counter)}")
+
+
+def make_creator(*, workspace: Workspace, role: str = Membership.Role.OWNER, email=None):
+    email = email or f"creator{next(_counter)}@example.com"
+    user = player_services.creator_create(
+        email=email, password="correct-horse-9", workspace_name=workspace.name
+    )
+    player_services.membership_set(workspace=workspace, user=user, role=role)
+    return user
+
+
+def make_player(email: str | None = None):
+    email = email or f"player{next(_counter)}@example.com"
+    return get_user_model().objects.create_user(
+        username=email, email=email, password="correct-horse-9"
+    )
+
+
+def make_challenge(*, workspace: Workspace, **fields) -> Challenge:
+    n = next(_counter)
+    defaults = {
+        "name": f"Challenge {n}",
+        "success_type": "contains",
+        "success_pattern": "open sesame",
+    }
+    defaults.update(fields)
+    return challenge_services.challenge_create(workspace=workspace, user=None, **defaults)
+
+
+def make_end_user(*, workspace: Workspace, external_id: str | None = None) -> EndUser:
+    return player_services.end_user_for_external_id(
+        workspace=workspace, external_id=external_id or f"dify-user-{next(_counter)}"
+    )
