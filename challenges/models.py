@@ -272,6 +272,9 @@ class BridgeKey(models.Model):
     name = models.CharField(max_length=100, blank=True)
     key_hash = models.CharField(max_length=64, unique=True)
     prefix = models.CharField(max_length=16)
+    # Standard Webhooks signatures are HMACs keyed with the key itself, so the server
+    # keeps an encrypted copy for verifying them; the hash serves Bearer look-ups.
+    secret_encrypted = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
@@ -281,3 +284,98 @@ class BridgeKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.workspace})"
+
+
+class BridgeDelivery(models.Model):
+    """The first answer given to a Dify run, replayed when Dify delivers it again."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    endpoint = models.CharField(max_length=40)
+    workflow_run_id = models.CharField(max_length=100)
+    attempt = models.ForeignKey(
+        ChallengeAttempt, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    response = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "endpoint", "workflow_run_id"],
+                name="bridge_delivery_unique_run",
+            ),
+        ]
+
+
+class ChallengeCollection(models.Model):
+    class Strategy(models.TextChoices):
+        SUM = "sum"
+        FASTEST_TOTAL = "fastest_total"
+        FEWEST_TOKENS_TOTAL = "fewest_tokens_total"
+        HIGHEST_AVG_RATING = "highest_avg_rating"
+        CUSTOM = "custom"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="challenge_collections"
+    )
+    app_id = models.CharField(max_length=64, blank=True)
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=80, unique=True)
+    description = models.TextField(blank=True)
+    instructions_md = models.TextField(blank=True)
+    theme = models.JSONField(default=dict, blank=True)
+    is_public = models.BooleanField(default=True)
+    scoring_strategy = models.CharField(
+        max_length=24, choices=Strategy.choices, default=Strategy.SUM
+    )
+    scoring_plugin_id = models.CharField(max_length=200, blank=True)
+    scoring_entrypoint = models.CharField(max_length=300, blank=True)
+    scoring_config = models.JSONField(default=dict, blank=True)
+    challenges = models.ManyToManyField(
+        Challenge, through="CollectionItem", related_name="collections"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(
+                    scoring_strategy__in=[
+                        "sum",
+                        "fastest_total",
+                        "fewest_tokens_total",
+                        "highest_avg_rating",
+                        "custom",
+                    ]
+                ),
+                name="collection_scoring_strategy_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class CollectionItem(models.Model):
+    collection = models.ForeignKey(
+        ChallengeCollection, on_delete=models.CASCADE, related_name="items"
+    )
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["collection", "challenge"], name="collection_item_unique_challenge"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.position}: {self.challenge_id}"

@@ -13,8 +13,11 @@ urlpatterns = [
     path("accounts/", include("allauth.urls")),
     path("console/api/", include("players.urls_console")),
     path("console/api/", include("challenges.api.urls_console")),
+    path("web/api/", include("players.urls_web")),
     path("web/api/", include("challenges.api.urls_web")),
+    path("bridge/", include("challenges.bridge.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("health", health),
+    path("", include("challenges.urls_pages")),
 ]
