@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from challenges.api import console
 
@@ -16,4 +16,6 @@ urlpatterns = [
     ),
     path("secrets", console.SecretListCreateApi.as_view(), name="console-secrets"),
     path("secrets/<str:secret_id>", console.SecretDetailApi.as_view(), name="console-secret"),
+    path("", include("challenges.api.urls_collections_console")),
+    path("", include("challenges.api.urls_bridge_keys_console")),
 ]

@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from challenges.api import web
 
@@ -10,4 +10,6 @@ urlpatterns = [
         web.ChallengeLeaderboardApi.as_view(),
         name="web-challenge-leaderboard",
     ),
+    path("", include("challenges.api.urls_play")),
+    path("", include("challenges.api.urls_collections_web")),
 ]
