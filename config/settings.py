@@ -176,6 +176,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "ChallengeScoringStrategyEnum": "challenges.models.Challenge.Strategy",
+        "CollectionScoringStrategyEnum": "challenges.models.ChallengeCollection.Strategy",
+    },
 }
 # Bodies larger than this are refused with 413 before anything is parsed.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("MAX_REQUEST_BYTES", default=256 * 1024)
@@ -185,7 +189,15 @@ LEADERBOARD_DEFAULT_LIMIT = 10
 LEADERBOARD_MAX_LIMIT = 100
 OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="")
 OPENAI_API_KEY = env.str("OPENAI_API_KEY", default="")
+TARGET_TIMEOUT_SECONDS = env.float("TARGET_TIMEOUT_SECONDS", default=30.0)
+TARGET_MAX_RETRIES = env.int("TARGET_MAX_RETRIES", default=1)
+PLAY_IP_RATE_LIMIT = env.str("PLAY_IP_RATE_LIMIT", default="120/m")
 LOGIN_RATE_LIMIT = env.str("LOGIN_RATE_LIMIT", default="10/m")
+# Per bridge key; "0/m" turns the limit off.
+BRIDGE_RATE_LIMIT = env.str("BRIDGE_RATE_LIMIT", default="1200/m")
+# Encrypts the copy of each bridge key kept for Standard Webhooks signatures; empty means
+# derived from SECRET_KEY (rotating it then disables signed calls until keys are re-issued).
+BRIDGE_ENCRYPTION_KEY = env.str("BRIDGE_ENCRYPTION_KEY", default="")
 
 # --- I18N, static -----------------------------------------------------------------
 LANGUAGE_CODE = "en-us"
@@ -212,6 +224,8 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
 
 LOGGING = {
     "version": 1,

@@ -10,18 +10,19 @@ from config.ratelimit import client_ip, parse_rate, rate_limit_hit
 from players.services import token_issue
 
 
+class ConsoleLoginSerializer(serializers.Serializer):
+    email = serializers.EmailField()
+    password = serializers.CharField(max_length=200, trim_whitespace=False)
+
+
 class ConsoleLoginApi(APIView):
     """Exchange a creator's email and password for a bearer token."""
 
     authentication_classes: list = []
     permission_classes: list = []
 
-    class InputSerializer(serializers.Serializer):
-        email = serializers.EmailField()
-        password = serializers.CharField(max_length=200, trim_whitespace=False)
-
     @extend_schema(
-        request=InputSerializer,
+        request=ConsoleLoginSerializer,
         responses=inline_serializer("ConsoleLogin", {"access_token": serializers.CharField()}),
     )
     def post(self, request):
@@ -29,7 +30,7 @@ class ConsoleLoginApi(APIView):
         rate_limit_hit(
             scope="console-login", key=client_ip(request), limit=limit, window_seconds=window
         )
-        data = self.InputSerializer(data=request.data)
+        data = ConsoleLoginSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         email = data.validated_data["email"].lower()
         user = authenticate(request, email=email, password=data.validated_data["password"])
