@@ -1,0 +1,246 @@
+"""Collection APIs: creators under /console/api/, players under /web/api/."""
+
+from django.conf import settings
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from challenges import collections
+from challenges.api.console import (
+    ConsoleApi,
+    _owned,
+    _paginated,
+    _require_write,
+    _target_workspace,
+    _uuid_or_404,
+)
+from challenges.api.serializers import PublicChallengeSerializer, StrictSerializer
+from challenges.models import ChallengeCollection
+from config.api import parse_bounded_int
+from config.errors import ApplicationError
+
+# --- Serializers ----------------------------------------------------------------------
+
+
+class CollectionInputSerializer(StrictSerializer):
+    workspace = serializers.CharField(
+        required=False, help_text="Workspace id or slug; needed when you belong to several."
+    )
+    app_id = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    name = serializers.CharField(max_length=200)
+    slug = serializers.SlugField(max_length=80, required=False, allow_blank=True)
+    description = serializers.CharField(required=False, allow_blank=True, max_length=20000)
+    instructions_md = serializers.CharField(required=False, allow_blank=True, max_length=100000)
+    theme = serializers.DictField(required=False)
+    is_public = serializers.BooleanField(required=False)
+    scoring_strategy = serializers.ChoiceField(ChallengeCollection.Strategy.choices, required=False)
+    scoring_plugin_id = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    scoring_entrypoint = serializers.CharField(required=False, allow_blank=True, max_length=300)
+    scoring_config = serializers.DictField(required=False)
+
+
+class CollectionChallengesInputSerializer(StrictSerializer):
+    challenge_ids = serializers.ListField(
+        child=serializers.CharField(max_length=64),
+        allow_empty=True,
+        max_length=collections.MAX_CHALLENGES_PER_COLLECTION,
+    )
+
+
+class CollectionChallengeSerializer(serializers.Serializer):
+    id = serializers.UUIDField(source="challenge.id")
+    slug = serializers.CharField(source="challenge.slug")
+    name = serializers.CharField(source="challenge.name")
+    is_active = serializers.BooleanField(source="challenge.is_active")
+    position = serializers.IntegerField()
+
+
+class CollectionOutputSerializer(serializers.ModelSerializer):
+    workspace = serializers.UUIDField(source="workspace_id")
+    created_by = serializers.IntegerField(source="created_by_id", allow_null=True)
+    challenges = CollectionChallengeSerializer(source="ordered_items", many=True)
+
+    class Meta:
+        model = ChallengeCollection
+        fields = (
+            "id",
+            "workspace",
+            "app_id",
+            "name",
+            "slug",
+            "description",
+            "instructions_md",
+            "theme",
+            "is_public",
+            "scoring_strategy",
+            "scoring_plugin_id",
+            "scoring_entrypoint",
+            "scoring_config",
+            "challenges",
+            "created_by",
+            "created_at",
+            "updated_at",
+        )
+
+
+class PublicCollectionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ChallengeCollection
+        fields = (
+            "id",
+            "slug",
+            "name",
+            "description",
+            "instructions_md",
+            "theme",
+            "scoring_strategy",
+            "created_at",
+        )
+
+
+class PublicCollectionDetailSerializer(PublicCollectionSerializer):
+    challenges = serializers.SerializerMethodField()
+
+    class Meta(PublicCollectionSerializer.Meta):
+        fields = (*PublicCollectionSerializer.Meta.fields, "challenges")
+
+    @extend_schema_field(PublicChallengeSerializer(many=True))
+    def get_challenges(self, collection: ChallengeCollection) -> list:
+        ordered = [item.challenge for item in collection.ordered_items]
+        return PublicChallengeSerializer(ordered, many=True).data
+
+
+class CollectionStandingSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    player = serializers.CharField()
+    end_user_id = serializers.CharField()
+    solved = serializers.IntegerField()
+    value = serializers.FloatField(allow_null=True)
+    last_achieved_at = serializers.DateTimeField()
+
+
+class CollectionLeaderboardSerializer(serializers.Serializer):
+    collection_id = serializers.UUIDField()
+    scoring_strategy = serializers.CharField()
+    metric = serializers.CharField(
+        help_text="What 'value' holds: points, total_elapsed_ms, total_tokens or average_rating."
+    )
+    challenge_count = serializers.IntegerField()
+    limit = serializers.IntegerField()
+    entries = CollectionStandingSerializer(many=True)
+
+
+# --- Console (creators) ----------------------------------------------------------------
+
+
+def _creator_collection(request, collection_id) -> ChallengeCollection:
+    return _owned(collections.collections_for_creator(user=request.user), collection_id)
+
+
+class CollectionListCreateApi(ConsoleApi):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("app_id", str),
+            OpenApiParameter("workspace", str, description="Workspace id"),
+        ],
+        responses=CollectionOutputSerializer(many=True),
+    )
+    def get(self, request):
+        found = collections.collections_for_creator(user=request.user)
+        if app_id := request.query_params.get("app_id"):
+            found = found.filter(app_id=app_id)
+        if workspace := request.query_params.get("workspace"):
+            found = found.filter(workspace_id=_uuid_or_404(workspace))
+        return _paginated(request, self, found, CollectionOutputSerializer)
+
+    @extend_schema(request=CollectionInputSerializer, responses={201: CollectionOutputSerializer})
+    def post(self, request):
+        data = CollectionInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = dict(data.validated_data)
+        workspace = _target_workspace(request.user, fields.pop("workspace", None))
+        collection = collections.collection_create(workspace=workspace, user=request.user, **fields)
+        created = _creator_collection(request, collection.id)
+        return Response(CollectionOutputSerializer(created).data, status=status.HTTP_201_CREATED)
+
+
+class CollectionDetailApi(ConsoleApi):
+    @extend_schema(responses=CollectionOutputSerializer)
+    def get(self, request, collection_id):
+        collection = _creator_collection(request, collection_id)
+        return Response(CollectionOutputSerializer(collection).data)
+
+    @extend_schema(request=CollectionInputSerializer, responses=CollectionOutputSerializer)
+    def patch(self, request, collection_id):
+        collection = _creator_collection(request, collection_id)
+        _require_write(request.user, collection.workspace_id)
+        data = CollectionInputSerializer(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        fields = dict(data.validated_data)
+        if "workspace" in fields:
+            raise ApplicationError(
+                "A collection cannot move to another workspace.",
+                fields={"workspace": ["Read-only after creation."]},
+            )
+        collections.collection_update(collection=collection, **fields)
+        return Response(CollectionOutputSerializer(collection).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request, collection_id):
+        collection = _creator_collection(request, collection_id)
+        _require_write(request.user, collection.workspace_id)
+        collections.collection_delete(collection=collection)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class CollectionChallengesApi(ConsoleApi):
+    @extend_schema(
+        request=CollectionChallengesInputSerializer, responses=CollectionOutputSerializer
+    )
+    def put(self, request, collection_id):
+        collection = _creator_collection(request, collection_id)
+        _require_write(request.user, collection.workspace_id)
+        data = CollectionChallengesInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        collections.collection_set_challenges(
+            collection=collection, challenge_ids=data.validated_data["challenge_ids"]
+        )
+        updated = _creator_collection(request, collection.id)
+        return Response(CollectionOutputSerializer(updated).data)
+
+
+# --- Web (players) ---------------------------------------------------------------------
+
+
+class PublicCollectionListApi(APIView):
+    @extend_schema(responses=PublicCollectionSerializer(many=True))
+    def get(self, request):
+        return _paginated(
+            request, self, collections.collections_public(), PublicCollectionSerializer
+        )
+
+
+class PublicCollectionDetailApi(APIView):
+    @extend_schema(responses=PublicCollectionDetailSerializer)
+    def get(self, request, collection_id):
+        collection = _owned(collections.collections_public_with_challenges(), collection_id)
+        return Response(PublicCollectionDetailSerializer(collection).data)
+
+
+class PublicCollectionLeaderboardApi(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("limit", int, description="1–100, default 10")],
+        responses=CollectionLeaderboardSerializer,
+    )
+    def get(self, request, collection_id):
+        limit = parse_bounded_int(
+            request.query_params.get("limit"),
+            name="limit",
+            default=settings.LEADERBOARD_DEFAULT_LIMIT,
+            minimum=1,
+            maximum=settings.LEADERBOARD_MAX_LIMIT,
+        )
+        collection = _owned(collections.collections_public(), collection_id)
+        board = collections.leaderboard_for_collection(collection=collection, limit=limit)
+        return Response(CollectionLeaderboardSerializer(board).data)
