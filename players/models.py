@@ -103,6 +103,9 @@ class EndUser(models.Model):
             return self.display_name
         if self.external_id.startswith("account:"):
             return f"player-{self.external_id.removeprefix('account:')}"
+        local, at, domain = self.external_id.partition("@")
+        if at:  # a Dify user id that is an email address is not shown in public
+            return f"{local[:2]}…@{domain}"[:40]
         return self.external_id[:40]
 
 
