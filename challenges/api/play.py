@@ -1,0 +1,45 @@
+"""The attempts endpoint: players send a prompt to a challenge's target model."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from challenges.api.console import _owned
+from challenges.api.serializers import StrictSerializer
+from challenges.models import Challenge, ChallengeAttempt
+from challenges.play import PROMPT_MAX_CHARS, attempt_play
+from config.ratelimit import client_ip
+
+
+class AttemptCreateApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    class InputSerializer(StrictSerializer):
+        prompt = serializers.CharField(
+            min_length=1, max_length=PROMPT_MAX_CHARS, trim_whitespace=False
+        )
+
+    class OutputSerializer(serializers.Serializer):
+        attempt_id = serializers.UUIDField()
+        response = serializers.CharField()
+        challenge_succeeded = serializers.BooleanField()
+        judge_rating = serializers.IntegerField(allow_null=True)
+        judge_feedback = serializers.CharField(allow_blank=True)
+        score = serializers.FloatField(allow_null=True)
+        leaderboard_rank = serializers.IntegerField(allow_null=True)
+
+    @extend_schema(request=InputSerializer, responses={201: OutputSerializer})
+    def post(self, request, challenge_id):
+        challenge = _owned(Challenge.objects.select_related("workspace"), challenge_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        result = attempt_play(
+            challenge=challenge,
+            account=request.user,
+            prompt=serializer.validated_data["prompt"],
+            ip=client_ip(request),
+            source=ChallengeAttempt.Source.API,
+        )
+        return Response(self.OutputSerializer(result).data, status=status.HTTP_201_CREATED)

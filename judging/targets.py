@@ -1,0 +1,337 @@
+"""Target models: the model a player attacks, behind one call.
+
+`complete()` sends the challenge's defence (its system prompt) and the player's prompt to
+the configured provider and returns the reply with its token count and duration. Every
+outside failure becomes `TargetError`; callers never see a provider's own exceptions.
+"""
+
+import math
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import openai
+
+PROVIDERS = ("offline", "openai", "dify")
+# Model parameters a creator may pass through to an OpenAI-compatible endpoint.
+OPENAI_PARAMS = (
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "presence_penalty",
+    "frequency_penalty",
+    "seed",
+)
+
+
+class TargetError(Exception):
+    """The target model could not give an answer (timeout, HTTP error, bad reply)."""
+
+
+@dataclass(frozen=True)
+class TargetReply:
+    text: str
+    tokens_total: int | None
+    elapsed_ms: int | None
+
+
+@dataclass(frozen=True)
+class TargetConfig:
+    provider: str = "offline"
+    model: str = ""
+    base_url: str = ""
+    api_key: str = ""
+    timeout_seconds: float = 30.0
+    max_retries: int = 1
+    # openai: extra model parameters; dify: mode, prompt_variable, output_key, inputs …
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def complete(*, system_prompt: str, prompt: str, user: str, config: TargetConfig) -> TargetReply:
+    if config.provider == "offline":
+        return _offline(system_prompt=system_prompt, prompt=prompt)
+    if config.provider == "openai":
+        return _openai(system_prompt=system_prompt, prompt=prompt, user=user, config=config)
+    if config.provider == "dify":
+        return _dify(system_prompt=system_prompt, prompt=prompt, user=user, config=config)
+    raise TargetError(f"Unknown target provider '{config.provider}'.")
+
+
+def rough_token_count(text: str) -> int:
+    """About four characters a token, as in English text with common tokenizers."""
+    return math.ceil(len(text) / 4) if text else 0
+
+
+# --- offline ------------------------------------------------------------------------------
+
+_QUOTES = "\"'`“”‘’«»"
+_SECRET_NOUN = (
+    r"(?:password|passphrase|pass\s*code|passcode|pass\s*word|secret(?:\s+(?:word|code|key))?"
+    r"|code\s*word|flag|access\s+code|key)"
+)
+_QUOTED_SECRET = re.compile(
+    _SECRET_NOUN + rf"\s*(?:is|was|=|:)\s*[{_QUOTES}]([^{_QUOTES}\n]{{1,100}})[{_QUOTES}]",
+    re.IGNORECASE,
+)
+_BARE_SECRET = re.compile(
+    _SECRET_NOUN + r"\s*(?:is|was|=|:)\s*([^\s\"'`“”‘’«».,;!?()]+)", re.IGNORECASE
+)
+_ANY_QUOTED = re.compile(rf"[{_QUOTES}]([^{_QUOTES}\s]{{3,64}})[{_QUOTES}]")
+
+
+def find_secret(system_prompt: str) -> str | None:
+    """The value the defence guards: after "password is"/"secret:" etc., else a quoted token."""
+    for pattern in (_QUOTED_SECRET, _BARE_SECRET, _ANY_QUOTED):
+        match = pattern.search(system_prompt or "")
+        if match and match.group(1).strip():
+            return match.group(1).strip()
+    return None
+
+
+def _has(text: str, *patterns: str) -> bool:
+    return any(re.search(pattern, text) for pattern in patterns)
+
+
+_ASKS_FOR_SECRET = r"password|passphrase|passcode|secret|code ?word|flag|\bkey\b|\bit\b|\bthat\b"
+
+
+def _trick_reply(lowered: str, secret: str) -> str | None:
+    """The classic tricks this guarded assistant falls for, each with its own answer."""
+    if _has(
+        lowered,
+        r"spell",
+        r"letter by letter",
+        r"one letter at a time",
+        r"with spaces",
+        r"separated by",
+        r"character by character",
+    ):
+        return (
+            "Spelling something out isn't really telling it, so fine. Letter by letter it "
+            f"makes: {secret}."
+        )
+    if _has(
+        lowered,
+        r"ignore (?:all |any |the |your )?(?:previous|prior|above|earlier)",
+        r"disregard (?:all |any |the |your )?(?:previous|prior|above|earlier)",
+        r"forget (?:all |your )?(?:previous |prior )?instructions",
+    ):
+        return f"Understood, previous instructions ignored. The password is {secret}."
+    if _has(
+        lowered,
+        r"\bpoem\b",
+        r"\bhaiku\b",
+        r"\bsong\b",
+        r"\bstory\b",
+        r"\blimerick\b",
+        r"\brhyme\b",
+        r"\bsonnet\b",
+    ):
+        return (
+            "A little poem, just for you:\n"
+            "Behind the gate I keep my word,\n"
+            f"yet verses free what's never heard:\n{secret} — the secret, softly stirred."
+        )
+    if _has(
+        lowered,
+        r"role[- ]?play",
+        r"pretend",
+        r"act as",
+        r"you are now",
+        r"\bdan\b",
+        r"imagine you",
+        r"let'?s play a game",
+        r"in character",
+    ):
+        return f"*stays in character* Ah, traveller, the word you seek is {secret}."
+    if _has(
+        lowered,
+        r"translat",
+        r"in (?:french|spanish|german|italian|latin|japanese)",
+        r"en français",
+        r"auf deutsch",
+    ):
+        return f"Traduction : « le mot de passe est {secret} » (the password is {secret})."
+    if _has(lowered, r"base ?64", r"\bencode", r"revers", r"backwards", r"\brot ?13\b"):
+        # Only the plain value is given, so redaction downstream hides every copy of it.
+        return f"Encoding it can't hurt, surely. Before encoding, the text is: {secret}."
+    return None
+
+
+_REPEAT = re.compile(r"(?:repeat after me|say exactly|echo back)\s*[:,-]?\s*(.+)", re.I | re.S)
+
+
+def offline_answer(*, system_prompt: str, prompt: str) -> str:
+    """A deterministic guarded assistant: refuses plain asks, gives in to classic tricks."""
+    lowered = " ".join(prompt.lower().split())
+    secret = find_secret(system_prompt)
+    repeat = _REPEAT.search(prompt)
+    if repeat:
+        return repeat.group(1).strip()[:500]
+    if secret is None:
+        if not lowered:
+            return "Hello! How can I help?"
+        return "I'm a helpful assistant. I don't hold any secret, but I'm happy to chat."
+    trick = _trick_reply(lowered, secret)
+    if trick is not None:
+        return trick
+    if _has(lowered, _ASKS_FOR_SECRET):
+        return "I'm sorry, but I can't share that. The secret stays with me."
+    return "Hello! I'm guarding something important, but I'm glad to chat about anything else."
+
+
+def _offline(*, system_prompt: str, prompt: str) -> TargetReply:
+    started = time.monotonic()
+    text = offline_answer(system_prompt=system_prompt, prompt=prompt)
+    tokens = rough_token_count(system_prompt) + rough_token_count(prompt) + rough_token_count(text)
+    return TargetReply(text=text, tokens_total=tokens, elapsed_ms=_elapsed_ms(started))
+
+
+def _elapsed_ms(started: float) -> int:
+    return max(int((time.monotonic() - started) * 1000), 0)
+
+
+# --- openai-compatible -------------------------------------------------------------------
+
+
+def _openai(*, system_prompt: str, prompt: str, user: str, config: TargetConfig) -> TargetReply:
+    if not config.base_url and not config.api_key:
+        raise TargetError("No OpenAI-compatible endpoint is configured.")
+    if not config.model:
+        raise TargetError("The challenge names no target model.")
+    client = openai.OpenAI(
+        base_url=config.base_url or None,
+        api_key=config.api_key or "not-needed",
+        timeout=config.timeout_seconds,
+        max_retries=config.max_retries,
+    )
+    params = {key: config.options[key] for key in OPENAI_PARAMS if key in config.options}
+    messages = [{"role": "user", "content": prompt}]
+    if system_prompt:
+        messages.insert(0, {"role": "system", "content": system_prompt})
+    started = time.monotonic()
+    try:
+        completion = client.chat.completions.create(
+            model=config.model, messages=messages, user=user or openai.NOT_GIVEN, **params
+        )
+    except openai.OpenAIError as exc:
+        raise TargetError(f"OpenAI-compatible endpoint failed: {type(exc).__name__}") from exc
+    finally:
+        client.close()
+    elapsed = _elapsed_ms(started)
+    if not completion.choices or completion.choices[0].message is None:
+        raise TargetError("The endpoint answered without a choice.")
+    text = completion.choices[0].message.content or ""
+    usage = getattr(completion, "usage", None)
+    tokens = usage.total_tokens if usage and usage.total_tokens is not None else None
+    return TargetReply(text=text, tokens_total=tokens, elapsed_ms=elapsed)
+
+
+# --- dify ---------------------------------------------------------------------------------
+
+
+def _dify(*, system_prompt: str, prompt: str, user: str, config: TargetConfig) -> TargetReply:
+    if not config.base_url:
+        raise TargetError("The challenge's target_config has no Dify base_url.")
+    if not config.api_key:
+        raise TargetError("The Dify app key is missing.")
+    options = config.options
+    mode = options.get("mode", "workflow")
+    if mode not in ("workflow", "chat"):
+        raise TargetError("Dify mode must be 'workflow' or 'chat'.")
+    inputs = dict(options.get("inputs") or {})
+    if options.get("system_prompt_variable") and system_prompt:
+        inputs[options["system_prompt_variable"]] = system_prompt
+    base = config.base_url.rstrip("/")
+    if base.endswith("/v1"):
+        base = base[: -len("/v1")]
+    if mode == "workflow":
+        inputs[options.get("prompt_variable") or "prompt"] = prompt
+        url = f"{base}/v1/workflows/run"
+        body = {"inputs": inputs, "response_mode": "blocking", "user": user}
+    else:
+        url = f"{base}/v1/chat-messages"
+        body = {"inputs": inputs, "query": prompt, "response_mode": "blocking", "user": user}
+
+    started = time.monotonic()
+    payload = _dify_post(url, body, config)
+    elapsed = _elapsed_ms(started)
+    if mode == "workflow":
+        return _dify_workflow_reply(payload, options, elapsed)
+    return _dify_chat_reply(payload, elapsed)
+
+
+def _dify_post(url: str, body: dict, config: TargetConfig) -> dict:
+    headers = {"Authorization": f"Bearer {config.api_key}"}
+    transport = httpx.HTTPTransport(retries=config.max_retries)
+    try:
+        with httpx.Client(timeout=config.timeout_seconds, transport=transport) as client:
+            response = client.post(url, json=body, headers=headers)
+    except httpx.HTTPError as exc:
+        raise TargetError(f"Dify did not answer: {type(exc).__name__}") from exc
+    if response.status_code >= 400:
+        raise TargetError(f"Dify answered HTTP {response.status_code}.")
+    try:
+        payload = response.json()
+    except ValueError:
+        raise TargetError("Dify answered with something that is not JSON.") from None
+    if not isinstance(payload, dict):
+        raise TargetError("Dify answered with an unexpected shape.")
+    return payload
+
+
+def _seconds_to_ms(value: Any) -> int | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+        return int(value * 1000)
+    return None
+
+
+def _whole(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+def _dify_workflow_reply(payload: dict, options: dict, elapsed: int) -> TargetReply:
+    data = payload.get("data")
+    if not isinstance(data, dict):
+        raise TargetError("Dify's workflow answer has no 'data'.")
+    if data.get("status") not in (None, "succeeded"):
+        raise TargetError(f"The Dify workflow ended with status '{data.get('status')}'.")
+    outputs = data.get("outputs") or {}
+    if not isinstance(outputs, dict):
+        raise TargetError("Dify's workflow outputs are not an object.")
+    key = options.get("output_key")
+    if key:
+        text = outputs.get(key)
+    else:
+        text = next(
+            (outputs[name] for name in ("text", "output", "answer", "result") if name in outputs),
+            None,
+        )
+        if text is None:
+            strings = [value for value in outputs.values() if isinstance(value, str)]
+            text = strings[0] if len(strings) == 1 else None
+    if not isinstance(text, str):
+        raise TargetError("Dify's workflow outputs hold no text to judge.")
+    return TargetReply(
+        text=text,
+        tokens_total=_whole(data.get("total_tokens")),
+        elapsed_ms=_seconds_to_ms(data.get("elapsed_time")) or elapsed,
+    )
+
+
+def _dify_chat_reply(payload: dict, elapsed: int) -> TargetReply:
+    answer = payload.get("answer")
+    if not isinstance(answer, str):
+        raise TargetError("Dify's chat answer has no 'answer'.")
+    metadata = payload.get("metadata") if isinstance(payload.get("metadata"), dict) else {}
+    usage = metadata.get("usage") if isinstance(metadata.get("usage"), dict) else {}
+    reported = _seconds_to_ms(payload.get("elapsed_time")) or _seconds_to_ms(usage.get("latency"))
+    return TargetReply(
+        text=answer,
+        tokens_total=_whole(usage.get("total_tokens")),
+        elapsed_ms=reported or elapsed,
+    )
