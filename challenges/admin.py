@@ -1,0 +1,541 @@
+"""Creators' admin for challenges; rows are scoped by players.admin.WorkspaceScopedAdmin.
+
+Writes go through challenges.services so the rules live in one place; the forms in
+admin_forms only check input with challenges.validation.
+"""
+
+import csv
+from collections.abc import Iterator
+from typing import Any
+
+from django.contrib import admin, messages
+from django.contrib.admin.options import IncorrectLookupParameters
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.db import models
+from django.db.models import QuerySet
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseRedirect,
+    StreamingHttpResponse,
+)
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from challenges import services
+from challenges.admin_forms import (
+    BridgeKeyAdminForm,
+    ChallengeAdminForm,
+    ChallengeCollectionAdminForm,
+    ChallengeTryForm,
+    CollectionItemFormSet,
+    SecretAdminForm,
+)
+from challenges.models import (
+    BridgeKey,
+    Challenge,
+    ChallengeAttempt,
+    ChallengeCollection,
+    CollectionItem,
+    Secret,
+)
+from challenges.validation import THEME_KEYS
+from config.errors import ApplicationError
+from players.admin import WorkspaceScopedAdmin, WorkspaceScopedInline, can_write_any
+from players.selectors import workspaces_for_user
+
+_by_workspace = ("workspace", admin.RelatedOnlyFieldListFilter)
+
+
+def _adopt(saved: models.Model, obj: models.Model) -> None:
+    """Make the admin's instance the row a service saved, for the log entry and redirect."""
+    for field in saved._meta.concrete_fields:
+        setattr(obj, field.attname, getattr(saved, field.attname))
+    obj._state.adding = False
+    obj._state.db = saved._state.db
+
+
+# --- Challenges -----------------------------------------------------------------------
+
+_JUDGE_FIELDSET = (
+    "judge_model",
+    ("judge_temperature", "judge_max_tokens"),
+    "judge_rubric_prompt_template",
+    ("judge_rating_scale", "judge_pass_threshold"),
+)
+_THEME_HELP = "A JSON object; allowed keys: " + ", ".join(
+    f"{key} ({expected})" for key, (_, _, expected) in THEME_KEYS.items()
+)
+
+
+@admin.register(Challenge)
+class ChallengeAdmin(WorkspaceScopedAdmin):
+    form = ChallengeAdminForm
+    list_display = (
+        "name",
+        "workspace",
+        "evaluator_type",
+        "success_type",
+        "scoring_strategy",
+        "is_active",
+        "starts_at",
+        "ends_at",
+        "created_at",
+    )
+    list_filter = ("is_active", "evaluator_type", "target", _by_workspace)
+    search_fields = ("name", "slug", "goal")
+    list_select_related = ("workspace",)
+    prepopulated_fields = {"slug": ("name",)}
+    readonly_fields = ("created_by", "updated_by", "created_at", "updated_at")
+
+    def get_fieldsets(self, request: HttpRequest, obj=None):
+        editable = obj is None or self.has_change_permission(request, obj)
+        fieldsets = [
+            (
+                "Basics",
+                {
+                    "fields": (
+                        "workspace",
+                        "name",
+                        "slug",
+                        "description",
+                        "goal",
+                        "instructions_md",
+                        "is_active",
+                        ("starts_at", "ends_at"),
+                    )
+                },
+            ),
+            (
+                "Target model",
+                {
+                    "description": "The model players attack, and the defence it runs with. "
+                    "{{secret}} in the system prompt is filled in on the server.",
+                    "fields": (
+                        "target",
+                        "target_model",
+                        "system_prompt",
+                        "target_config",
+                        ("app_id", "workflow_id"),
+                    ),
+                },
+            ),
+            (
+                "Success criteria",
+                {
+                    "fields": (
+                        "evaluator_type",
+                        "success_type",
+                        "success_pattern",
+                        "secret_ref",
+                        "mask_variables",
+                    )
+                },
+            ),
+            (
+                "LLM judge",
+                {
+                    "description": "Used when the evaluator type is llm-judge.",
+                    "fields": _JUDGE_FIELDSET if editable else ("judge_config",),
+                },
+            ),
+            (
+                "Custom plugins",
+                {
+                    "classes": ("collapse",),
+                    "fields": (
+                        "evaluator_plugin_id",
+                        "evaluator_entrypoint",
+                        "evaluator_config",
+                        "scoring_plugin_id",
+                        "scoring_entrypoint",
+                        "scoring_config",
+                    ),
+                },
+            ),
+            ("Scoring", {"fields": ("scoring_strategy", "max_attempts_per_hour")}),
+            ("Display", {"description": _THEME_HELP, "fields": ("theme",)}),
+        ]
+        if obj is not None:
+            fieldsets.append(
+                (
+                    "Record",
+                    {
+                        "classes": ("collapse",),
+                        "fields": ("created_by", "updated_by", "created_at", "updated_at"),
+                    },
+                )
+            )
+        return fieldsets
+
+    def get_form(self, request: HttpRequest, obj=None, change=False, **kwargs: Any):
+        form = super().get_form(request, obj, change=change, **kwargs)
+        form.writable_workspaces = workspaces_for_user(user=request.user, writable=True)
+        return form
+
+    def save_model(self, request: HttpRequest, obj: Challenge, form, change: bool) -> None:
+        fields = {
+            name: form.cleaned_data[name]
+            for name in services.CHALLENGE_FIELDS
+            if name in form.cleaned_data
+        }
+        if change:
+            # The form already copied its values onto `obj`; the service compares against
+            # the stored row (a strategy change rebuilds the leaderboard).
+            stored = Challenge.objects.get(pk=obj.pk)
+            saved = services.challenge_update(challenge=stored, user=request.user, **fields)
+        else:
+            saved = services.challenge_create(
+                workspace=form.cleaned_data["workspace"], user=request.user, **fields
+            )
+        _adopt(saved, obj)
+
+    def delete_model(self, request: HttpRequest, obj: Challenge) -> None:
+        services.challenge_delete(challenge=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for challenge in queryset:
+            services.challenge_delete(challenge=challenge)
+
+    def get_urls(self):
+        name = f"{self.opts.app_label}_{self.opts.model_name}_try"
+        return [
+            path(
+                "<path:object_id>/try/",
+                self.admin_site.admin_view(self.try_view),
+                name=name,
+            ),
+            *super().get_urls(),
+        ]
+
+    def try_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """Evaluate a sample output under the challenge's criteria; records nothing."""
+        challenge = self.get_object(request, unquote(object_id))
+        if challenge is None or not self.has_view_permission(request, challenge):
+            raise Http404("No such challenge.")
+        secret = services.secret_value_for(challenge=challenge)
+        verdict = None
+        form = ChallengeTryForm(request.POST if request.method == "POST" else None)
+        if form.is_bound and form.is_valid():
+            output = form.cleaned_data["output"]
+            try:
+                verdict = services.challenge_evaluate(challenge=challenge, output=output)
+            except ApplicationError as exc:
+                self.message_user(
+                    request, services.redact_secret(exc.message, secret), messages.ERROR
+                )
+            # A creator may paste the secret itself; the page must not echo it back.
+            form = ChallengeTryForm(initial={"output": services.redact_secret(output, secret)})
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Try “{challenge}”",
+            "subtitle": None,
+            "opts": self.opts,
+            "original": challenge,
+            "form": form,
+            "verdict": verdict,
+            "feedback": services.redact_secret(verdict.feedback, secret) if verdict else "",
+        }
+        return TemplateResponse(request, "admin/challenges/challenge/try_it.html", context)
+
+
+# --- Secrets --------------------------------------------------------------------------
+
+
+@admin.register(Secret)
+class SecretAdmin(WorkspaceScopedAdmin):
+    form = SecretAdminForm
+    list_display = ("name", "workspace", "updated_at")
+    list_filter = (_by_workspace,)
+    # Never the value: searching it would reveal it one guess at a time.
+    search_fields = ("name",)
+    list_select_related = ("workspace",)
+
+    def get_fields(self, request: HttpRequest, obj=None):
+        if obj is None:
+            return ("workspace", "name", "new_value")
+        if not self.has_change_permission(request, obj):
+            return ("workspace", "name", "created_at", "updated_at")
+        return ("workspace", "name", "new_value", "created_at", "updated_at")
+
+    def get_readonly_fields(self, request: HttpRequest, obj=None):
+        # Challenges refer to a secret by name, so an existing secret keeps its name.
+        return () if obj is None else ("workspace", "name", "created_at", "updated_at")
+
+    def get_actions(self, request: HttpRequest):
+        actions = super().get_actions(request)
+        # A secret in use must not go; the single delete page says which challenges use it.
+        actions.pop("delete_selected", None)
+        return actions
+
+    def save_model(self, request: HttpRequest, obj: Secret, form, change: bool) -> None:
+        value = form.cleaned_data.get("new_value") or ""
+        if change:
+            if value:
+                services.secret_update(secret=Secret.objects.get(pk=obj.pk), value=value)
+            return
+        saved = services.secret_create(
+            workspace=form.cleaned_data["workspace"], name=form.cleaned_data["name"], value=value
+        )
+        _adopt(saved, obj)
+
+    def delete_model(self, request: HttpRequest, obj: Secret) -> None:
+        services.secret_delete(secret=obj)
+
+    def delete_view(self, request: HttpRequest, object_id: str, extra_context=None):
+        try:
+            return super().delete_view(request, object_id, extra_context)
+        except ApplicationError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+            return HttpResponseRedirect(reverse("admin:challenges_secret_change", args=[object_id]))
+
+
+# --- Attempts -------------------------------------------------------------------------
+
+CSV_COLUMNS = (
+    "attempt_id",
+    "created_at",
+    "challenge",
+    "player",
+    "end_user_external_id",
+    "succeeded",
+    "score",
+    "judge_rating",
+    "tokens_total",
+    "elapsed_ms",
+    "source",
+    "workflow_run_id",
+)
+
+
+def csv_cell(value: Any) -> Any:
+    if not isinstance(value, str):
+        return "" if value is None else value
+    # A leading =, +, - or @ would run as a formula when the file is opened in a spreadsheet.
+    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+
+
+class _Echo:
+    def write(self, value: str) -> str:
+        return value
+
+
+def _attempt_rows(attempts: QuerySet) -> Iterator[str]:
+    writer = csv.writer(_Echo())
+    yield writer.writerow(CSV_COLUMNS)
+    for attempt in attempts.select_related("end_user", "challenge").iterator(chunk_size=1000):
+        row = (
+            str(attempt.id),
+            attempt.created_at.isoformat(),
+            attempt.challenge.name,
+            attempt.end_user.public_name,
+            attempt.end_user.external_id,
+            attempt.succeeded,
+            attempt.score,
+            attempt.judge_rating,
+            attempt.tokens_total,
+            attempt.elapsed_ms,
+            attempt.source,
+            attempt.workflow_run_id,
+        )
+        yield writer.writerow([csv_cell(value) for value in row])
+
+
+def attempts_csv_response(attempts: QuerySet) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(_attempt_rows(attempts), content_type="text/csv")
+    response["Content-Disposition"] = 'attachment; filename="attempts.csv"'
+    return response
+
+
+@admin.register(ChallengeAttempt)
+class ChallengeAttemptAdmin(WorkspaceScopedAdmin):
+    read_only = True
+    list_display = (
+        "player",
+        "challenge",
+        "succeeded",
+        "score",
+        "judge_rating",
+        "tokens_total",
+        "elapsed_ms",
+        "source",
+        "created_at",
+    )
+    list_filter = (
+        ("challenge", admin.RelatedOnlyFieldListFilter),
+        "succeeded",
+        "source",
+        "created_at",
+    )
+    search_fields = ("end_user__external_id",)
+    list_select_related = ("end_user", "challenge")
+    actions = ("export_csv",)
+    fields = (
+        "challenge",
+        "end_user",
+        "account",
+        "succeeded",
+        "score",
+        "judge_rating",
+        "judge_feedback",
+        "judge_output_raw",
+        "tokens_total",
+        "elapsed_ms",
+        "prompt",
+        "response",
+        "prompt_length",
+        "response_length",
+        "source",
+        "workflow_run_id",
+        "idempotency_key",
+        "created_at",
+    )
+
+    @admin.display(description="Player", ordering="end_user__external_id")
+    def player(self, obj: ChallengeAttempt) -> str:
+        return str(obj.end_user)
+
+    @admin.action(description="Export selected attempts as CSV", permissions=["view"])
+    def export_csv(self, request: HttpRequest, queryset: QuerySet) -> StreamingHttpResponse:
+        return attempts_csv_response(queryset)
+
+    def get_urls(self):
+        name = f"{self.opts.app_label}_{self.opts.model_name}_export"
+        return [
+            path("export/", self.admin_site.admin_view(self.export_view), name=name),
+            *super().get_urls(),
+        ]
+
+    def export_view(self, request: HttpRequest) -> HttpResponse:
+        """The changelist's rows, with its filters and search, as CSV."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        try:
+            changelist = self.get_changelist_instance(request)
+        except IncorrectLookupParameters:
+            return HttpResponseRedirect(reverse("admin:challenges_challengeattempt_changelist"))
+        return attempts_csv_response(changelist.queryset)
+
+
+# --- Collections ----------------------------------------------------------------------
+
+
+class CollectionItemInline(WorkspaceScopedInline):
+    model = CollectionItem
+    formset = CollectionItemFormSet
+    fields = ("position", "challenge")
+    extra = 1
+
+
+@admin.register(ChallengeCollection)
+class ChallengeCollectionAdmin(WorkspaceScopedAdmin):
+    form = ChallengeCollectionAdminForm
+    inlines = (CollectionItemInline,)
+    list_display = ("name", "workspace", "scoring_strategy", "is_public", "created_at")
+    list_filter = ("is_public", "scoring_strategy", _by_workspace)
+    search_fields = ("name", "slug")
+    list_select_related = ("workspace",)
+    prepopulated_fields = {"slug": ("name",)}
+    fieldsets = (
+        (
+            "Basics",
+            {
+                "fields": (
+                    "workspace",
+                    "name",
+                    "slug",
+                    "app_id",
+                    "description",
+                    "instructions_md",
+                    "is_public",
+                )
+            },
+        ),
+        (
+            "Scoring",
+            {
+                "fields": (
+                    "scoring_strategy",
+                    "scoring_plugin_id",
+                    "scoring_entrypoint",
+                    "scoring_config",
+                )
+            },
+        ),
+        ("Display", {"description": _THEME_HELP, "fields": ("theme",)}),
+    )
+
+    def save_model(self, request: HttpRequest, obj: ChallengeCollection, form, change) -> None:
+        if not change:
+            obj.created_by = request.user
+        super().save_model(request, obj, form, change)
+
+
+# --- Bridge keys ----------------------------------------------------------------------
+
+
+@admin.register(BridgeKey)
+class BridgeKeyAdmin(WorkspaceScopedAdmin):
+    form = BridgeKeyAdminForm
+    list_display = ("name", "key_prefix", "workspace", "created_at", "last_used_at", "revoked_at")
+    list_filter = (_by_workspace, ("revoked_at", admin.EmptyFieldListFilter))
+    search_fields = ("name", "prefix")
+    list_select_related = ("workspace",)
+    actions = ("revoke",)
+
+    @admin.display(description="Key", ordering="prefix")
+    def key_prefix(self, obj: BridgeKey) -> str:
+        return format_html("<code>{}…</code>", obj.prefix)
+
+    def get_fields(self, request: HttpRequest, obj=None):
+        if obj is None:
+            return ("workspace", "name")
+        return ("workspace", "name", "key_prefix", "created_at", "last_used_at", "revoked_at")
+
+    def get_readonly_fields(self, request: HttpRequest, obj=None):
+        return () if obj is None else self.get_fields(request, obj)
+
+    # A key is never edited: it is created, then revoked.
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_revoke_permission(self, request: HttpRequest) -> bool:
+        return can_write_any(request)
+
+    def save_model(self, request: HttpRequest, obj: BridgeKey, form, change: bool) -> None:
+        key, plain = services.bridge_key_create(
+            workspace=form.cleaned_data["workspace"], name=form.cleaned_data["name"]
+        )
+        _adopt(key, obj)
+        obj._plain_key = plain
+
+    def response_add(self, request: HttpRequest, obj: BridgeKey, post_url_continue=None):
+        plain = getattr(obj, "_plain_key", None)
+        if plain is None:
+            return super().response_add(request, obj, post_url_continue)
+        # Rendered straight from the POST, never put in a message or the session, so the
+        # plain key is stored nowhere and cannot be shown a second time.
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Bridge key created",
+            "subtitle": None,
+            "opts": self.opts,
+            "original": obj,
+            "plain_key": plain,
+        }
+        return TemplateResponse(request, "admin/challenges/bridgekey/created.html", context)
+
+    @admin.action(description="Revoke selected keys", permissions=["revoke"])
+    def revoke(self, request: HttpRequest, queryset: QuerySet) -> None:
+        writable = workspaces_for_user(user=request.user, writable=True)
+        revoked = 0
+        for key in queryset.filter(workspace__in=writable, revoked_at__isnull=True):
+            services.bridge_key_revoke(key=key)
+            revoked += 1
+        self.message_user(request, f"Revoked {revoked} key(s).", messages.SUCCESS)

@@ -1,0 +1,239 @@
+"""Admin forms: they check input with the rules in challenges.validation, never write."""
+
+import re
+from typing import Any
+
+from django import forms
+from django.core.validators import RegexValidator
+from django.db.models import QuerySet
+from django.forms.models import BaseInlineFormSet
+
+from challenges.models import BridgeKey, Challenge, ChallengeCollection, Secret
+from challenges.services import CHALLENGE_FIELDS
+from challenges.validation import challenge_errors, theme_errors
+
+# Form field -> key of Challenge.judge_config.
+JUDGE_FIELDS = {
+    "judge_model": "judge_model",
+    "judge_temperature": "temperature",
+    "judge_max_tokens": "max_tokens",
+    "judge_rubric_prompt_template": "rubric_prompt_template",
+    "judge_rating_scale": "rating_scale",
+    "judge_pass_threshold": "pass_threshold",
+}
+_JSON_EMPTY: dict[str, Any] = {
+    "theme": dict,
+    "target_config": dict,
+    "evaluator_config": dict,
+    "scoring_config": dict,
+    "mask_variables": list,
+}
+
+
+def _whole(number: float | None) -> float | int | None:
+    if isinstance(number, float) and number.is_integer():
+        return int(number)
+    return number
+
+
+class ChallengeAdminForm(forms.ModelForm):
+    # Set by the ModelAdmin for each request: the workspaces the creator may write to.
+    writable_workspaces: QuerySet | None = None
+
+    secret_ref = forms.ChoiceField(
+        required=False,
+        label="Secret",
+        help_text="The secret that {{secret}} stands for in the success pattern and system "
+        "prompt. Its value is filled in on the server and never shown.",
+    )
+    judge_model = forms.CharField(
+        required=False,
+        label="Judge model",
+        help_text="provider/model, e.g. openai/gpt-4o-mini (uses the configured "
+        "OpenAI-compatible endpoint) or offline/judge.",
+    )
+    judge_temperature = forms.FloatField(
+        required=False, min_value=0, max_value=2, label="Temperature"
+    )
+    judge_max_tokens = forms.IntegerField(
+        required=False, min_value=1, max_value=32000, label="Max tokens"
+    )
+    judge_rubric_prompt_template = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6}),
+        label="Rubric prompt template",
+        help_text="Placeholders: {goal}, {response}, {hints}.",
+    )
+    judge_rating_scale = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=100,
+        label="Rating scale",
+        help_text="Ratings run from 0 to this number (default 10).",
+    )
+    judge_pass_threshold = forms.FloatField(
+        required=False,
+        min_value=0,
+        label="Pass threshold",
+        help_text="A rating at or above this passes (default 5).",
+    )
+
+    class Meta:
+        model = Challenge
+        fields = ("workspace", *(name for name in CHALLENGE_FIELDS if name != "judge_config"))
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        config = self.instance.judge_config or {}
+        for field_name, key in JUDGE_FIELDS.items():
+            if field_name in self.fields and key in config:
+                self.fields[field_name].initial = config[key]
+        if "slug" in self.fields:
+            self.fields["slug"].required = False
+            self.fields["slug"].help_text = "Left blank, it is made from the name."
+        if "secret_ref" in self.fields:
+            self.fields["secret_ref"].choices = self._secret_choices()
+
+    def _secret_choices(self) -> list[tuple[str, str]]:
+        if self.instance.workspace_id:
+            secrets = Secret.objects.filter(workspace_id=self.instance.workspace_id)
+        elif self.writable_workspaces is not None:
+            secrets = Secret.objects.filter(workspace__in=self.writable_workspaces)
+        else:
+            secrets = Secret.objects.all()
+        names = set(secrets.values_list("name", flat=True))
+        if self.instance.secret_ref:
+            names.add(self.instance.secret_ref)
+        return [("", "— none —")] + [(name, name) for name in sorted(names)]
+
+    def _workspace_id(self) -> Any:
+        workspace = self.cleaned_data.get("workspace")
+        return workspace.pk if workspace else self.instance.workspace_id
+
+    def judge_config(self) -> dict[str, Any]:
+        config = {}
+        for field_name, key in JUDGE_FIELDS.items():
+            value = self.cleaned_data.get(field_name)
+            if value not in (None, ""):
+                config[key] = _whole(value) if key == "pass_threshold" else value
+        return config
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        for name, empty in _JSON_EMPTY.items():
+            if name in cleaned and cleaned[name] is None:
+                cleaned[name] = empty()
+        cleaned["judge_config"] = self.judge_config()
+        workspace_id = self._workspace_id()
+        if workspace_id is None:
+            return cleaned
+
+        data = {name: cleaned.get(name, getattr(self.instance, name)) for name in CHALLENGE_FIELDS}
+        secret_names = set(
+            Secret.objects.filter(workspace_id=workspace_id).values_list("name", flat=True)
+        )
+        for field, messages in challenge_errors(data, secret_names=secret_names).items():
+            for message in messages:
+                self._add_challenge_error(field, message)
+        return cleaned
+
+    def _add_challenge_error(self, field: str, message: str) -> None:
+        if field == "judge_config":
+            for form_field, key in JUDGE_FIELDS.items():
+                if f"'{key}'" in message:
+                    field = form_field
+                    break
+        self.add_error(field if field in self.fields else None, message)
+
+
+class ChallengeTryForm(forms.Form):
+    output = forms.CharField(
+        label="Sample model output",
+        strip=False,
+        max_length=20000,
+        widget=forms.Textarea(attrs={"rows": 5, "cols": 80}),
+        help_text="Evaluated with this challenge's success criteria; nothing is recorded.",
+    )
+
+
+_SECRET_NAME = RegexValidator(
+    re.compile(r"^[A-Za-z0-9_.-]{1,100}$"), "Use 1–100 letters, digits, '_', '-' or '.'."
+)
+
+
+class SecretAdminForm(forms.ModelForm):
+    # Never bound to Secret.value: the stored value is not read into the form at all.
+    new_value = forms.CharField(
+        label="Value",
+        required=False,
+        strip=False,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text="Write-only. On an existing secret, leave blank to keep the current value.",
+    )
+
+    class Meta:
+        model = Secret
+        fields = ("workspace", "name")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if "name" in self.fields:
+            self.fields["name"].validators.append(_SECRET_NAME)
+
+    def clean_new_value(self) -> str:
+        value = self.cleaned_data.get("new_value") or ""
+        if self.instance._state.adding and not value:
+            raise forms.ValidationError("A secret needs a value.")
+        return value
+
+
+class BridgeKeyAdminForm(forms.ModelForm):
+    class Meta:
+        model = BridgeKey
+        fields = ("workspace", "name")
+
+
+class ChallengeCollectionAdminForm(forms.ModelForm):
+    class Meta:
+        model = ChallengeCollection
+        fields = (
+            "workspace",
+            "app_id",
+            "name",
+            "slug",
+            "description",
+            "instructions_md",
+            "theme",
+            "is_public",
+            "scoring_strategy",
+            "scoring_plugin_id",
+            "scoring_entrypoint",
+            "scoring_config",
+        )
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        for name in ("theme", "scoring_config"):
+            if name in cleaned and cleaned[name] is None:
+                cleaned[name] = {}
+        for message in theme_errors(cleaned.get("theme") or {}):
+            self.add_error("theme" if "theme" in self.fields else None, message)
+        if cleaned.get("scoring_strategy") == ChallengeCollection.Strategy.CUSTOM and not (
+            cleaned.get("scoring_plugin_id") or cleaned.get("scoring_entrypoint")
+        ):
+            self.add_error(
+                "scoring_plugin_id", "Custom scoring needs a plugin id or an entrypoint."
+            )
+        return cleaned
+
+
+class CollectionItemFormSet(BaseInlineFormSet):
+    def clean(self) -> None:
+        super().clean()
+        workspace_id = self.instance.workspace_id
+        for form in self.forms:
+            challenge = (form.cleaned_data or {}).get("challenge")
+            if challenge is None or form.cleaned_data.get("DELETE"):
+                continue
+            if workspace_id and challenge.workspace_id != workspace_id:
+                form.add_error("challenge", "This challenge belongs to another workspace.")

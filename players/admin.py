@@ -1,0 +1,262 @@
+"""The admin as creators use it: every row is scoped to the creator's workspaces.
+
+A creator is a staff user with a Membership; what they may do follows the membership role
+(owner, editor, viewer) rather than Django's per-model permissions, so giving someone a
+workspace is all it takes. Superusers see and change everything.
+"""
+
+from typing import Any
+
+from django.contrib import admin
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.forms.models import BaseInlineFormSet
+from django.http import HttpRequest
+
+from players.models import EndUser, Membership, PlayerProfile, Workspace
+from players.selectors import workspaces_for_user
+
+WRITE_ROLES = frozenset({Membership.Role.OWNER, Membership.Role.EDITOR})
+
+
+def workspace_roles(request: HttpRequest) -> dict[Any, str]:
+    """{workspace_id: role} for the requesting user, read once per request."""
+    roles = getattr(request, "_workspace_roles", None)
+    if roles is None:
+        roles = dict(
+            Membership.objects.filter(user_id=request.user.pk).values_list("workspace_id", "role")
+        )
+        request._workspace_roles = roles
+    return roles
+
+
+def role_in(request: HttpRequest, workspace_id: Any) -> str | None:
+    if request.user.is_superuser:
+        return Membership.Role.OWNER
+    return workspace_roles(request).get(workspace_id)
+
+
+def can_write_any(request: HttpRequest) -> bool:
+    if request.user.is_superuser:
+        return True
+    return any(role in WRITE_ROLES for role in workspace_roles(request).values())
+
+
+def _has_workspace_field(model: type[models.Model]) -> bool:
+    try:
+        field = model._meta.get_field("workspace")
+    except Exception:  # noqa: BLE001 - FieldDoesNotExist and friends
+        return False
+    return field.is_relation and field.related_model is Workspace
+
+
+def limit_foreign_key(request: HttpRequest, db_field, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Offer only the creator's writable workspaces, and only rows of their workspaces."""
+    if request.user.is_superuser:
+        return kwargs
+    if db_field.related_model is Workspace:
+        writable = workspaces_for_user(user=request.user, writable=True)
+        kwargs["queryset"] = writable
+        ids = list(writable.values_list("id", flat=True)[:2])
+        if len(ids) == 1:
+            kwargs["initial"] = ids[0]
+    elif _has_workspace_field(db_field.related_model):
+        kwargs["queryset"] = db_field.related_model._default_manager.filter(
+            workspace__in=workspaces_for_user(user=request.user, writable=True)
+        )
+    return kwargs
+
+
+class WorkspaceScopedAdmin(admin.ModelAdmin):
+    """Scope a model admin to the rows of the user's workspaces.
+
+    `workspace_field` names the model's ForeignKey to Workspace (None for Workspace
+    itself). `read_only` admins allow nobody to add or change rows (they are written by
+    services elsewhere).
+    """
+
+    workspace_field: str | None = "workspace"
+    read_only = False
+
+    def workspace_id_of(self, obj: models.Model) -> Any:
+        if self.workspace_field is None:
+            return obj.pk
+        return getattr(obj, f"{self.workspace_field}_id")
+
+    def get_queryset(self, request: HttpRequest):
+        queryset = super().get_queryset(request)
+        if request.user.is_superuser:
+            return queryset
+        lookup = f"{self.workspace_field}__in" if self.workspace_field else "pk__in"
+        return queryset.filter(**{lookup: workspaces_for_user(user=request.user)})
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        user = request.user
+        return (
+            user.is_active
+            and user.is_staff
+            and (user.is_superuser or bool(workspace_roles(request)))
+        )
+
+    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+        if obj is None:
+            return self.has_module_permission(request)
+        return role_in(request, self.workspace_id_of(obj)) is not None
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return not self.read_only and can_write_any(request)
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        if self.read_only:
+            return False
+        if obj is None:
+            return can_write_any(request)
+        return role_in(request, self.workspace_id_of(obj)) in WRITE_ROLES
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return self.has_change_permission(request, obj)
+
+    def get_readonly_fields(self, request: HttpRequest, obj=None):
+        readonly = list(super().get_readonly_fields(request, obj))
+        # Moving a row to another workspace would strand what refers to it by name.
+        if obj is not None and self.workspace_field and self.workspace_field not in readonly:
+            readonly.append(self.workspace_field)
+        return readonly
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        return super().formfield_for_foreignkey(
+            db_field, request, **limit_foreign_key(request, db_field, kwargs)
+        )
+
+
+class WorkspaceScopedInline(admin.TabularInline):
+    """An inline whose rights follow the parent row's workspace."""
+
+    def _parent_role(self, request: HttpRequest, obj) -> str | None:
+        if obj is None:
+            return Membership.Role.EDITOR if can_write_any(request) else None
+        workspace_id = obj.pk if isinstance(obj, Workspace) else obj.workspace_id
+        return role_in(request, workspace_id)
+
+    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+        return request.user.is_superuser or self._parent_role(request, obj) is not None
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return self._parent_role(request, obj) in WRITE_ROLES
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return self._parent_role(request, obj) in WRITE_ROLES
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return self._parent_role(request, obj) in WRITE_ROLES
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        return super().formfield_for_foreignkey(
+            db_field, request, **limit_foreign_key(request, db_field, kwargs)
+        )
+
+
+# --- Workspaces and memberships -----------------------------------------------------
+
+
+class MembershipFormSet(BaseInlineFormSet):
+    def clean(self) -> None:
+        super().clean()
+        roles = [
+            form.cleaned_data.get("role", form.instance.role)
+            for form in self.forms
+            if form.cleaned_data and not form.cleaned_data.get("DELETE")
+        ]
+        if self.forms and Membership.Role.OWNER not in roles:
+            raise ValidationError("A workspace needs at least one owner.")
+
+
+class MembershipInline(WorkspaceScopedInline):
+    model = Membership
+    formset = MembershipFormSet
+    fields = ("user", "role", "created_at")
+    readonly_fields = ("created_at",)
+    raw_id_fields = ("user",)
+    extra = 0
+
+    def get_readonly_fields(self, request: HttpRequest, obj=None):
+        # A creator manages roles of existing members; picking any account is for superusers,
+        # so the user list is never shown to a creator.
+        if request.user.is_superuser:
+            return self.readonly_fields
+        return ("user", "created_at")
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return request.user.is_superuser
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return self._parent_role(request, obj) == Membership.Role.OWNER
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return self._parent_role(request, obj) == Membership.Role.OWNER
+
+
+@admin.register(Workspace)
+class WorkspaceAdmin(WorkspaceScopedAdmin):
+    workspace_field = None
+    list_display = ("name", "slug", "created_at")
+    search_fields = ("name", "slug")
+    fields = ("name", "slug", "created_at")
+    readonly_fields = ("created_at",)
+    prepopulated_fields = {"slug": ("name",)}
+    inlines = (MembershipInline,)
+
+    def get_readonly_fields(self, request: HttpRequest, obj=None):
+        readonly = ["created_at"]
+        # The slug appears in URLs and API answers; only a superuser renames it.
+        if obj is not None and not request.user.is_superuser:
+            readonly.append("slug")
+        return readonly
+
+    def get_prepopulated_fields(self, request: HttpRequest, obj=None):
+        return {} if "slug" in self.get_readonly_fields(request, obj) else self.prepopulated_fields
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_superuser
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        if obj is None:
+            return request.user.is_superuser or Membership.Role.OWNER in set(
+                workspace_roles(request).values()
+            )
+        return role_in(request, obj.pk) == Membership.Role.OWNER
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return request.user.is_superuser
+
+
+@admin.register(EndUser)
+class EndUserAdmin(WorkspaceScopedAdmin):
+    read_only = True
+    list_display = ("external_id", "display_name", "workspace", "account", "created_at")
+    list_filter = (("workspace", admin.RelatedOnlyFieldListFilter),)
+    search_fields = ("external_id", "display_name")
+    fields = ("workspace", "external_id", "display_name", "account", "created_at")
+    list_select_related = ("workspace", "account")
+
+
+@admin.register(PlayerProfile)
+class PlayerProfileAdmin(admin.ModelAdmin):
+    list_display = ("account", "display_name", "notify_on_first_blood", "notify_on_record_beaten")
+    search_fields = ("display_name", "account__email")
+    raw_id_fields = ("account",)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return request.user.is_active and request.user.is_superuser
