@@ -185,7 +185,11 @@ def challenge_update(
         challenge.slug = _unique_slug(challenge.name, exclude_id=challenge.id)
     challenge.save()
     if challenge.scoring_strategy != previous_strategy:
-        leaderboard_rebuild(challenge=challenge)
+        # A board can hold 100k players: re-rank it in the background once committed.
+        from challenges.tasks import leaderboard_rebuild_task
+
+        challenge_id = str(challenge.id)
+        transaction.on_commit(lambda: leaderboard_rebuild_task.delay(challenge_id))
     return challenge
 
 

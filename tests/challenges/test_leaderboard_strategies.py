@@ -85,12 +85,15 @@ def test_highest_rating_ranks_highest_first_with_earliest_tie_break(anon_api, wo
     ]
 
 
-def test_changing_the_strategy_rebuilds_the_board(anon_api, workspace):
+def test_changing_the_strategy_rebuilds_the_board(
+    anon_api, workspace, django_capture_on_commit_callbacks
+):
     challenge = make_challenge(workspace=workspace, scoring_strategy="first")
     _record(challenge, "early-but-slow", elapsed_ms=5000, minutes_ago=30)
     _record(challenge, "late-but-fast", elapsed_ms=50, minutes_ago=1)
     assert [n for n, _ in _board(anon_api, challenge)] == ["early-but-slow", "late-but-fast"]
-    challenge_update(challenge=challenge, user=None, scoring_strategy="fastest")
+    with django_capture_on_commit_callbacks(execute=True):
+        challenge_update(challenge=challenge, user=None, scoring_strategy="fastest")
     assert [n for n, _ in _board(anon_api, challenge)] == ["late-but-fast", "early-but-slow"]
 
 

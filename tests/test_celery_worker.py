@@ -1,0 +1,116 @@
+"""A real Celery worker, on the real Redis broker, runs a task against the test database."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import redis
+from django.conf import settings
+from django.db import connection
+
+from challenges.models import LeaderboardEntry
+from challenges.services import attempt_record, challenge_update
+from config.celery import app as celery_app
+from judging.verdicts import Verdict
+from tests.conftest import require_service
+from tests.factories import make_challenge, make_end_user, make_workspace
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _redis_up() -> bool:
+    if not settings.REDIS_URL:
+        return False
+    try:
+        return bool(redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2).ping())
+    except redis.RedisError:
+        return False
+
+
+def _database_url() -> str:
+    db = connection.settings_dict
+    return f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+@pytest.fixture
+def worker():
+    require_service("Redis", _redis_up(), "set REDIS_URL")
+    require_service("PostgreSQL", connection.vendor == "postgresql", "set DATABASE_URL")
+    queue = f"phc-test-{os.getpid()}"
+    env = {
+        **os.environ,
+        "TESTING": "true",
+        "DATABASE_URL": _database_url(),
+        "CELERY_TASK_ALWAYS_EAGER": "false",
+        "CELERY_QUEUE": queue,
+    }
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--pool=solo",
+            "-Q",
+            queue,
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+            "-l",
+            "info",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    eager = celery_app.conf.task_always_eager
+    default_queue = celery_app.conf.task_default_queue
+    celery_app.conf.task_always_eager = False
+    celery_app.conf.task_default_queue = queue
+    yield process
+    celery_app.conf.task_always_eager = eager
+    celery_app.conf.task_default_queue = default_queue
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_rebuilds_a_board_after_a_strategy_change(worker):
+    workspace = make_workspace("Worker")
+    challenge = make_challenge(workspace=workspace, scoring_strategy="first")
+    for name, elapsed in (("early-slow", 900), ("late-fast", 40)):
+        attempt_record(
+            challenge=challenge,
+            end_user=make_end_user(workspace=workspace, external_id=name),
+            verdict=Verdict(True, "ok"),
+            elapsed_ms=elapsed,
+        )
+    challenge_update(challenge=challenge, user=None, scoring_strategy="fastest")
+
+    # Polls until the worker has written; bounded so a dead worker fails the test.
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        entries = LeaderboardEntry.objects.filter(challenge=challenge, rank_value=40.0)
+        if entries.exists():
+            break
+        if worker.poll() is not None:
+            pytest.fail("worker exited:\n" + worker.stdout.read())
+        time.sleep(0.2)
+    else:
+        pytest.fail("the worker did not rebuild the board in time")
+    board = list(
+        LeaderboardEntry.objects.filter(challenge=challenge)
+        .order_by("rank_value")
+        .values_list("end_user__external_id", "rank_value")
+    )
+    assert board == [("late-fast", 40.0), ("early-slow", 900.0)]
