@@ -144,6 +144,7 @@ ACCOUNT_EMAIL_VERIFICATION = env.str("ACCOUNT_EMAIL_VERIFICATION", default="opti
 ACCOUNT_UNIQUE_EMAIL = True
 ACCOUNT_USER_MODEL_USERNAME_FIELD = "username"
 ACCOUNT_LOGIN_BY_CODE_ENABLED = True
+ACCOUNT_SIGNUP_FORM_CLASS = "players.forms.SignupDetailsForm"
 
 # --- Email ------------------------------------------------------------------------
 EMAIL_URL = env.str("EMAIL_URL", default="")
@@ -189,6 +190,17 @@ LEADERBOARD_DEFAULT_LIMIT = 10
 LEADERBOARD_MAX_LIMIT = 100
 OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="")
 OPENAI_API_KEY = env.str("OPENAI_API_KEY", default="")
+# LLM judge and plugin sandbox; docs/judging.md explains each knob.
+JUDGE_DEFAULT_MODEL = env.str("JUDGE_DEFAULT_MODEL", default="openai/gpt-4o-mini")
+JUDGE_TIMEOUT_SECONDS = env.float("JUDGE_TIMEOUT_SECONDS", default=20.0)
+JUDGE_MAX_RETRIES = env.int("JUDGE_MAX_RETRIES", default=1)
+PLUGIN_TIMEOUT_SECONDS = env.float("PLUGIN_TIMEOUT_SECONDS", default=5.0)
+PLUGIN_MEMORY_LIMIT_MB = env.int("PLUGIN_MEMORY_LIMIT_MB", default=256)
+PLUGIN_NETWORK_NAMESPACE = env.str("PLUGIN_NETWORK_NAMESPACE", default="auto")
+if PLUGIN_NETWORK_NAMESPACE not in ("auto", "off"):
+    raise ImproperlyConfigured("PLUGIN_NETWORK_NAMESPACE must be 'auto' or 'off'.")
+if not (0 <= JUDGE_MAX_RETRIES <= 5 and JUDGE_TIMEOUT_SECONDS > 0 and PLUGIN_TIMEOUT_SECONDS > 0):
+    raise ImproperlyConfigured("Judge and plugin timeouts must be positive, retries 0 to 5.")
 TARGET_TIMEOUT_SECONDS = env.float("TARGET_TIMEOUT_SECONDS", default=30.0)
 TARGET_MAX_RETRIES = env.int("TARGET_MAX_RETRIES", default=1)
 PLAY_IP_RATE_LIMIT = env.str("PLAY_IP_RATE_LIMIT", default="120/m")

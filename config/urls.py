@@ -19,5 +19,6 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("health", health),
+    path("profile/", include("players.urls_pages")),
     path("", include("challenges.urls_pages")),
 ]

@@ -1,7 +1,7 @@
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
-from players.models import Membership, Workspace
+from players.models import Membership, PlayerProfile, Workspace
 
 
 def workspaces_for_user(*, user: AbstractBaseUser, writable: bool = False) -> QuerySet[Workspace]:
@@ -23,3 +23,9 @@ def membership_role(*, user: AbstractBaseUser, workspace_id) -> str | None:
         .values_list("role", flat=True)
         .first()
     )
+
+
+def profile_for_account(*, account: AbstractBaseUser) -> PlayerProfile:
+    """The player's profile, or an unsaved one with the defaults when none was made yet."""
+    profile = PlayerProfile.objects.filter(account=account).first()
+    return profile or PlayerProfile(account=account)

@@ -3,6 +3,8 @@ import secrets
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
@@ -114,3 +116,81 @@ def end_user_for_external_id(*, workspace: Workspace, external_id: str) -> EndUs
         raise ApplicationError("'user' must not be empty.", fields={"user": ["Required."]})
     end_user, _ = EndUser.objects.get_or_create(workspace=workspace, external_id=external_id)
     return end_user
+
+
+_DISPLAY_NAME_MAX = PlayerProfile._meta.get_field("display_name").max_length
+_AVATAR_URL_MAX = PlayerProfile._meta.get_field("avatar_url").max_length
+_https_url = URLValidator(schemes=["https"])
+
+
+def _clean_display_name(value: str, errors: dict[str, list[str]]) -> str:
+    value = " ".join(value.split())
+    if not value:
+        errors["display_name"] = ["Enter a display name."]
+    elif len(value) > _DISPLAY_NAME_MAX:
+        errors["display_name"] = [f"Use at most {_DISPLAY_NAME_MAX} characters."]
+    return value
+
+
+def _clean_avatar_url(value: str, errors: dict[str, list[str]]) -> str:
+    value = value.strip()
+    if not value:
+        return ""
+    if len(value) > _AVATAR_URL_MAX:
+        errors["avatar_url"] = [f"Use at most {_AVATAR_URL_MAX} characters."]
+        return value
+    try:
+        _https_url(value)
+    except ValidationError:
+        errors["avatar_url"] = ["Enter a full https:// URL."]
+    return value
+
+
+def _raise_if_invalid(errors: dict[str, list[str]]) -> None:
+    if errors:
+        raise ApplicationError(
+            "Some fields are invalid: " + ", ".join(sorted(errors)) + ".", fields=errors
+        )
+
+
+def profile_create(*, account: AbstractBaseUser, display_name: str) -> PlayerProfile:
+    errors: dict[str, list[str]] = {}
+    display_name = _clean_display_name(display_name, errors)
+    _raise_if_invalid(errors)
+    profile, _ = PlayerProfile.objects.update_or_create(
+        account=account, defaults={"display_name": display_name}
+    )
+    return profile
+
+
+@transaction.atomic
+def profile_update(
+    *,
+    account: AbstractBaseUser,
+    display_name: str | None = None,
+    avatar_url: str | None = None,
+    notify_on_first_blood: bool | None = None,
+    notify_on_record_beaten: bool | None = None,
+) -> PlayerProfile:
+    """Change what was given; a new display name also renames the player on every leaderboard."""
+    errors: dict[str, list[str]] = {}
+    if display_name is not None:
+        display_name = _clean_display_name(display_name, errors)
+    if avatar_url is not None:
+        avatar_url = _clean_avatar_url(avatar_url, errors)
+    _raise_if_invalid(errors)
+
+    profile, _ = PlayerProfile.objects.select_for_update().get_or_create(account=account)
+    changes = {
+        "display_name": display_name,
+        "avatar_url": avatar_url,
+        "notify_on_first_blood": notify_on_first_blood,
+        "notify_on_record_beaten": notify_on_record_beaten,
+    }
+    for field, value in changes.items():
+        if value is not None:
+            setattr(profile, field, value)
+    profile.save()
+    if display_name is not None:
+        EndUser.objects.filter(account=account).update(display_name=display_name)
+    return profile

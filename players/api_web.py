@@ -1,0 +1,146 @@
+"""The players' auth and profile API under /web/api/ (SPEC §5)."""
+
+from django.contrib.auth.models import AbstractBaseUser
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from players import auth_flows
+from players.selectors import profile_for_account
+from players.services import profile_update, token_issue
+
+_PASSWORD_MAX = 200
+
+
+class PlayerOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    email = serializers.EmailField()
+    display_name = serializers.CharField()
+    avatar_url = serializers.CharField()
+    notify_on_first_blood = serializers.BooleanField()
+    notify_on_record_beaten = serializers.BooleanField()
+
+
+class AuthOutputSerializer(serializers.Serializer):
+    access_token = serializers.CharField()
+    player = PlayerOutputSerializer()
+
+
+def player_data(account: AbstractBaseUser) -> dict:
+    profile = profile_for_account(account=account)
+    return PlayerOutputSerializer(
+        {
+            "id": account.pk,
+            "email": account.email,
+            "display_name": profile.display_name,
+            "avatar_url": profile.avatar_url,
+            "notify_on_first_blood": profile.notify_on_first_blood,
+            "notify_on_record_beaten": profile.notify_on_record_beaten,
+        }
+    ).data
+
+
+def _auth_response(account: AbstractBaseUser, *, status_code: int = status.HTTP_200_OK):
+    token = token_issue(user=account, name="web")
+    return Response({"access_token": token, "player": player_data(account)}, status=status_code)
+
+
+class _PublicApi(APIView):
+    # No session auth, so no CSRF check: these answer with a token and set no session.
+    authentication_classes: list = []
+    permission_classes: list = []
+
+
+class RegisterApi(_PublicApi):
+    class InputSerializer(serializers.Serializer):
+        email = serializers.EmailField()
+        name = serializers.CharField(max_length=150)
+        password = serializers.CharField(max_length=_PASSWORD_MAX, trim_whitespace=False)
+
+    @extend_schema(request=InputSerializer, responses={201: AuthOutputSerializer})
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        account = auth_flows.account_register(request=request._request, **data.validated_data)
+        return _auth_response(account, status_code=status.HTTP_201_CREATED)
+
+
+class LoginApi(_PublicApi):
+    class InputSerializer(serializers.Serializer):
+        email = serializers.EmailField()
+        password = serializers.CharField(max_length=_PASSWORD_MAX, trim_whitespace=False)
+
+    @extend_schema(request=InputSerializer, responses=AuthOutputSerializer)
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        account = auth_flows.account_login(request=request._request, **data.validated_data)
+        return _auth_response(account)
+
+
+class LoginCodeSendApi(_PublicApi):
+    class InputSerializer(serializers.Serializer):
+        email = serializers.EmailField()
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={
+            202: inline_serializer(
+                "LoginCodeSent",
+                {"detail": serializers.CharField(), "expires_in": serializers.IntegerField()},
+            )
+        },
+    )
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        expires_in = auth_flows.login_code_send(
+            request=request._request, email=data.validated_data["email"]
+        )
+        return Response(
+            {
+                "detail": "If an account uses this address, a login code is on its way.",
+                "expires_in": expires_in,
+            },
+            status=status.HTTP_202_ACCEPTED,
+        )
+
+
+class LoginCodeVerifyApi(_PublicApi):
+    class InputSerializer(serializers.Serializer):
+        email = serializers.EmailField()
+        code = serializers.CharField(max_length=64)
+
+    @extend_schema(request=InputSerializer, responses=AuthOutputSerializer)
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        account = auth_flows.login_code_verify(request=request._request, **data.validated_data)
+        return _auth_response(account)
+
+
+class MeApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=PlayerOutputSerializer)
+    def get(self, request):
+        return Response(player_data(request.user))
+
+
+class MeProfileApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    class InputSerializer(serializers.Serializer):
+        display_name = serializers.CharField(max_length=500, required=False, allow_blank=True)
+        avatar_url = serializers.CharField(max_length=2000, required=False, allow_blank=True)
+        notify_on_first_blood = serializers.BooleanField(required=False)
+        notify_on_record_beaten = serializers.BooleanField(required=False)
+
+    @extend_schema(request=InputSerializer, responses=PlayerOutputSerializer)
+    def patch(self, request):
+        data = self.InputSerializer(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        profile_update(account=request.user, **data.validated_data)
+        return Response(player_data(request.user))

@@ -1,0 +1,36 @@
+from django import forms
+from django.contrib.auth.models import AbstractBaseUser
+from django.http import HttpRequest
+
+from players.models import PlayerProfile
+
+
+class SignupDetailsForm(forms.Form):
+    """Extra sign-up fields; allauth builds its sign-up form on top (ACCOUNT_SIGNUP_FORM_CLASS)."""
+
+    field_order = ["email", "name", "password1", "password2"]
+
+    name = forms.CharField(
+        label="Display name",
+        max_length=PlayerProfile._meta.get_field("display_name").max_length,
+        help_text="Shown on leaderboards.",
+    )
+
+    def signup(self, request: HttpRequest, user: AbstractBaseUser) -> None:
+        from players.services import profile_create
+
+        profile_create(account=user, display_name=self.cleaned_data["name"])
+
+
+class ProfileForm(forms.Form):
+    display_name = forms.CharField(
+        max_length=PlayerProfile._meta.get_field("display_name").max_length
+    )
+    # A plain text field: the https-only rule lives in the service, shared with the API.
+    avatar_url = forms.CharField(label="Avatar URL (https)", max_length=200, required=False)
+    notify_on_first_blood = forms.BooleanField(
+        label="Email me when I take first blood on a challenge", required=False
+    )
+    notify_on_record_beaten = forms.BooleanField(
+        label="Email me when someone beats my record", required=False
+    )

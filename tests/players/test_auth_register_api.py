@@ -1,0 +1,74 @@
+import pytest
+from allauth.account.models import EmailAddress
+from django.contrib.auth import get_user_model
+from django.core import mail
+
+from players.models import Membership, PlayerProfile, Workspace
+from tests.conftest import client_for
+
+REGISTER = "/web/api/register"
+
+
+@pytest.fixture
+def api():
+    return client_for()
+
+
+def _register(api, **overrides):
+    body = {"email": "new@example.com", "name": "Ada", "password": "a-long-pass-phrase-7"}
+    body.update(overrides)
+    return api.post(REGISTER, body, format="json")
+
+
+def test_it_creates_an_account_with_a_profile_and_a_token(api, db):
+    response = _register(api)
+
+    assert response.status_code == 201
+    body = response.json()
+    user = get_user_model().objects.get(email="new@example.com")
+    assert body["player"]["id"] == user.pk
+    assert body["player"]["display_name"] == "Ada"
+    assert PlayerProfile.objects.get(account=user).display_name == "Ada"
+    me = client_for()
+    me.credentials(HTTP_AUTHORIZATION=f"Bearer {body['access_token']}")
+    assert me.get("/web/api/me").json()["email"] == "new@example.com"
+
+
+def test_it_sends_a_confirmation_mail_and_creates_no_workspace(api, db):
+    _register(api)
+
+    assert not EmailAddress.objects.get(email="new@example.com").verified
+    assert [message.to for message in mail.outbox] == [["new@example.com"]]
+    assert "/accounts/confirm-email/" in mail.outbox[0].body
+    assert not Workspace.objects.exists()
+    assert not Membership.objects.exists()
+
+
+def test_it_refuses_a_weak_password(api, db):
+    response = _register(api, password="password")
+
+    assert response.status_code == 400
+    assert "password" in response.json()["error"]["fields"]
+    assert not get_user_model().objects.exists()
+
+
+def test_it_refuses_an_email_already_registered(api, player):
+    response = _register(api, email="Player@example.com")
+
+    assert response.status_code == 400
+    assert "email" in response.json()["error"]["fields"]
+    assert get_user_model().objects.count() == 1
+
+
+def test_it_needs_every_field(api, db):
+    response = api.post(REGISTER, {}, format="json")
+
+    assert response.status_code == 400
+    assert set(response.json()["error"]["fields"]) == {"email", "name", "password"}
+
+
+def test_it_refuses_a_blank_name(api, db):
+    response = _register(api, name="   ")
+
+    assert response.status_code == 400
+    assert "name" in response.json()["error"]["fields"]
