@@ -1,0 +1,46 @@
+"""The public page of a challenge collection: /collections/<slug>/."""
+
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_GET
+
+from challenges import collections
+from challenges.markdown import render_markdown
+from challenges.views import theme_style
+from config.errors import ApplicationError
+
+
+@require_GET
+def collection_page(request: HttpRequest, slug: str) -> HttpResponse:
+    collection = collections.collection_public_by_slug(slug=slug)
+    if collection is None:
+        raise Http404("No such collection.")
+    solved = collections.collection_solved_challenge_ids(
+        collection=collection, account=request.user
+    )
+    challenges = [
+        {"challenge": item.challenge, "solved": item.challenge_id in solved}
+        for item in collection.ordered_items
+    ]
+    try:
+        leaderboard = collections.leaderboard_for_collection(
+            collection=collection, limit=settings.LEADERBOARD_DEFAULT_LIMIT
+        )
+        leaderboard_unavailable = ""
+    except ApplicationError as error:
+        leaderboard, leaderboard_unavailable = None, error.message
+    return render(
+        request,
+        "challenges/collection.html",
+        {
+            "collection": collection,
+            "instructions_html": mark_safe(render_markdown(collection.instructions_md)),  # noqa: S308 nh3-clean
+            "theme_style": theme_style(collection.theme),
+            "challenges": challenges,
+            "solved_count": sum(1 for row in challenges if row["solved"]),
+            "leaderboard": leaderboard,
+            "leaderboard_unavailable": leaderboard_unavailable,
+        },
+    )
