@@ -276,10 +276,17 @@ class CollectionLeaderboard:
     entries: list[CollectionStandingRow]
 
 
-# Collection strategy -> (name of the metric shown, aggregate, order of the metric).
-# Every LeaderboardEntry is a solve, so Count counts solved challenges. Solves that lack
-# the measured metric are counted in `measured`, which ranks ahead of the total so a
-# missing number never looks like a perfect one.
+# How each collection strategy ranks players; every LeaderboardEntry is one solved
+# challenge (the player's best attempt there), so COUNT is "challenges solved".
+#   sum                  points = 1 per solve, plus the challenge's score where the
+#                        challenge ranks higher-is-better (highest_rating, custom); times
+#                        and token counts are not points. More points, then more solved.
+#   fastest_total        more solved first, then lower total elapsed_ms.
+#   fewest_tokens_total  more solved first, then lower total tokens.
+#   highest_avg_rating   higher average judge_rating over rated solves, then more solved.
+# A solve missing the measured number is not counted in `measured`, which ranks ahead of
+# the total, so a missing number never looks like a perfect one. Remaining ties go to
+# whoever reached their standing first (earliest last achieved_at).
 def _strategy_plan(strategy: str):
     one = Value(1.0, output_field=FloatField())
     if strategy == ChallengeCollection.Strategy.SUM:
