@@ -253,7 +253,8 @@ def _remote_answer(judge: JudgeSettings, *, goal: str, response: str, hints: str
         raise _JudgeFailure("http_error", status=exc.status_code) from None
     except openai.APIConnectionError:
         raise _JudgeFailure("connection_error") from None
-    except openai.OpenAIError:
+    except Exception as exc:  # noqa: BLE001 - e.g. a body that is not JSON at all
+        logger.warning("judge_client_error type=%s", type(exc).__name__)
         raise _JudgeFailure("client_error") from None
 
     try:

@@ -80,6 +80,6 @@ def serve() -> tuple[FakeOpenAI, ThreadingHTTPServer]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     fake.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     return fake, server
