@@ -160,7 +160,11 @@ def _trick_reply(lowered: str, secret: str) -> str | None:
     return None
 
 
-_REPEAT = re.compile(r"(?:repeat after me|say exactly|echo back)\s*[:,-]?\s*(.+)", re.I | re.S)
+_REPEAT = re.compile(
+    r"(?:repeat after me|repeat exactly|say exactly|reply with exactly|respond with exactly"
+    r"|echo back)\s*[:,-]?\s*(.+)",
+    re.IGNORECASE | re.DOTALL,
+)
 
 
 def offline_answer(*, system_prompt: str, prompt: str) -> str:
@@ -169,7 +173,7 @@ def offline_answer(*, system_prompt: str, prompt: str) -> str:
     secret = find_secret(system_prompt)
     repeat = _REPEAT.search(prompt)
     if repeat:
-        return repeat.group(1).strip()[:500]
+        return repeat.group(1).strip().strip(_QUOTES).strip()[:500]
     if secret is None:
         if not lowered:
             return "Hello! How can I help?"

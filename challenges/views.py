@@ -1,0 +1,148 @@
+"""Player pages: the challenge list and one challenge's page with its htmx play box."""
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET, require_POST
+
+from challenges import selectors
+from challenges.collections import collections_public
+from challenges.markdown import render_markdown
+from challenges.models import Challenge, ChallengeAttempt
+from challenges.play import PROMPT_MAX_CHARS, attempt_play, challenge_closed_reason
+from challenges.validation import THEME_KEYS
+from config.errors import ApplicationError
+from config.ratelimit import client_ip
+from players.models import EndUser
+
+HISTORY_LIMIT = 20
+FONT_STACKS = {
+    "system": "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif",
+    "serif": "Georgia, 'Times New Roman', serif",
+    "mono": "ui-monospace, 'SFMono-Regular', Menlo, Consolas, monospace",
+    "rounded": "ui-rounded, 'Nunito', system-ui, sans-serif",
+}
+
+
+def theme_style(theme: dict) -> str:
+    """CSS custom properties for the whitelisted theme keys whose values still check out.
+
+    Values were validated when saved; they are checked again here so a row written some
+    other way cannot inject CSS, and the template escapes the result as well.
+    """
+    declarations = []
+    for key, value in (theme or {}).items():
+        if key not in THEME_KEYS:
+            continue
+        variable, check, _ = THEME_KEYS[key]
+        if not check(value):
+            continue
+        if key == "font":
+            value = FONT_STACKS[value]
+        elif key == "radius":
+            value = f"{value}px"
+        elif key == "logo_url":
+            value = f'url("{value}")'
+        declarations.append(f"{variable}: {value}")
+    return "; ".join(declarations)
+
+
+def _own_end_user(request, challenge: Challenge) -> EndUser | None:
+    if not request.user.is_authenticated:
+        return None
+    return EndUser.objects.filter(workspace_id=challenge.workspace_id, account=request.user).first()
+
+
+def _board_context(request, challenge: Challenge) -> dict:
+    end_user = _own_end_user(request, challenge)
+    history = []
+    rank = None
+    if end_user is not None:
+        history = list(
+            ChallengeAttempt.objects.filter(challenge=challenge, end_user=end_user)
+            .only("succeeded", "score", "judge_rating", "tokens_total", "elapsed_ms", "created_at")
+            .order_by("-created_at")[:HISTORY_LIMIT]
+        )
+        rank = selectors.leaderboard_rank(challenge=challenge, end_user=end_user)
+    return {
+        "challenge": challenge,
+        "leaderboard": selectors.leaderboard_for_challenge(
+            challenge=challenge, limit=settings.LEADERBOARD_DEFAULT_LIMIT
+        ),
+        "own_end_user_id": str(end_user.id) if end_user else "",
+        "history": history,
+        "own_rank": rank,
+    }
+
+
+@require_GET
+def home(request):
+    challenges = selectors.challenges_public()
+    collections = collections_public()
+    return render(
+        request,
+        "challenges/home.html",
+        {"challenges": challenges, "collections": collections},
+    )
+
+
+def _visible(slug: str) -> Challenge:
+    return get_object_or_404(
+        Challenge.objects.select_related("workspace"), slug=slug, is_active=True
+    )
+
+
+def _page_context(request, challenge: Challenge) -> dict:
+    context = _board_context(request, challenge)
+    context.update(
+        {
+            "instructions_html": render_markdown(challenge.instructions_md),
+            "theme_style": theme_style(challenge.theme),
+            "closed_reason": challenge_closed_reason(challenge=challenge),
+            "prompt_max": PROMPT_MAX_CHARS,
+        }
+    )
+    return context
+
+
+@require_GET
+def challenge_page(request, slug: str):
+    challenge = _visible(slug)
+    return render(request, "challenges/challenge.html", _page_context(request, challenge))
+
+
+@require_POST
+@login_required
+def challenge_play(request, slug: str):
+    challenge = _visible(slug)
+    prompt = request.POST.get("prompt", "")
+    outcome: dict = {"prompt": prompt}
+    status, headers = 200, {}
+    try:
+        outcome["result"] = attempt_play(
+            challenge=challenge,
+            account=request.user,
+            prompt=prompt,
+            ip=client_ip(request),
+            source=ChallengeAttempt.Source.WEB,
+        )
+    except ApplicationError as exc:
+        outcome["error"] = exc.message
+        status, headers = exc.status, exc.headers
+    if request.headers.get("HX-Request"):
+        context = {**_board_context(request, challenge), **outcome}
+        template = "challenges/_play_result.html"
+    else:
+        # Without JavaScript the form posts normally and gets the whole page back.
+        context = {**_page_context(request, challenge), **outcome}
+        template = "challenges/challenge.html"
+    response = render(request, template, context, status=status)
+    for name, value in headers.items():
+        response[name] = value
+    return response
+
+
+@require_GET
+def challenge_leaderboard(request, slug: str):
+    challenge = _visible(slug)
+    return render(request, "challenges/_leaderboard.html", _board_context(request, challenge))
