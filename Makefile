@@ -9,9 +9,10 @@ PORT ?= 8000
 
 .PHONY: install run test lint check
 
-$(VENV)/.installed: requirements.txt
+$(VENV)/.installed: requirements.txt plugins/example-plugin/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -e plugins/example-plugin
 	touch $@
 
 install: $(VENV)/.installed

@@ -1,4 +1,5 @@
 import base64
+import dataclasses
 import hashlib
 import re
 import secrets
@@ -14,6 +15,9 @@ from challenges.models import BridgeKey, Challenge, ChallengeAttempt, Leaderboar
 from challenges.scoring import standing_for
 from challenges.validation import SECRET_PLACEHOLDER, challenge_errors
 from config.errors import ApplicationError
+from judging.errors import JudgeConfigError
+from judging.llm_judge import judge_with_llm
+from judging.plugins import evaluate_with_plugin, score_with_plugin
 from judging.rules import evaluate_rule
 from judging.verdicts import Verdict
 from players.models import EndUser, Workspace
@@ -200,19 +204,81 @@ def challenge_delete(*, challenge: Challenge) -> None:
 # --- Evaluation and attempts ----------------------------------------------------------
 
 
-def challenge_evaluate(*, challenge: Challenge, output: str) -> Verdict:
-    """Judge one output under the challenge's rules; nothing is recorded."""
-    if challenge.evaluator_type != Challenge.EvaluatorType.RULES:
-        raise ApplicationError(
-            f"Evaluator '{challenge.evaluator_type}' is not available on this server yet.",
-            code="unsupported_evaluator",
-            status=422,
-        )
+def challenge_evaluate(
+    *, challenge: Challenge, output: str, variables: dict[str, Any] | None = None
+) -> Verdict:
+    """Judge one output with the challenge's evaluator; nothing is recorded.
+
+    `variables` (e.g. a Dify run's) reach only a custom evaluator, whitelisted and masked.
+    """
     secret = secret_value_for(challenge=challenge)
+    if challenge.evaluator_type == Challenge.EvaluatorType.LLM_JUDGE:
+        try:
+            verdict = judge_with_llm(
+                goal=challenge.goal, response=output or "", config=challenge.judge_config
+            )
+        except JudgeConfigError as exc:
+            raise ApplicationError(
+                f"This challenge's judge settings are invalid: {exc}",
+                code="judge_misconfigured",
+                status=422,
+            ) from None
+        return dataclasses.replace(verdict, feedback=redact_secret(verdict.feedback, secret))
+    if challenge.evaluator_type == Challenge.EvaluatorType.CUSTOM:
+        verdict = evaluate_with_plugin(
+            plugin_id=challenge.evaluator_plugin_id,
+            entrypoint=challenge.evaluator_entrypoint,
+            goal=challenge.goal,
+            response=output or "",
+            config=challenge.evaluator_config,
+            ctx={**_plugin_context(challenge), "variables": variables or {}},
+            mask_variables=challenge.mask_variables or [],
+            secrets=[secret] if secret else [],
+        )
+        return dataclasses.replace(verdict, feedback=redact_secret(verdict.feedback, secret))
     regex = challenge.success_type == Challenge.SuccessType.REGEX
     pattern = fill_secret(challenge.success_pattern, secret, regex=regex)
     rule = evaluate_rule(success_type=challenge.success_type, pattern=pattern, output=output or "")
     return Verdict(passed=rule.passed, feedback=rule.reason)
+
+
+def _plugin_context(challenge: Challenge) -> dict[str, Any]:
+    return {
+        "tenant_id": str(challenge.workspace_id),
+        "app_id": challenge.app_id,
+        "workflow_id": challenge.workflow_id,
+        "challenge_id": str(challenge.id),
+        "end_user_id": None,
+    }
+
+
+def attempt_custom_score(
+    *,
+    challenge: Challenge,
+    verdict: Verdict,
+    tokens_total: int | None = None,
+    elapsed_ms: int | None = None,
+) -> float | None:
+    """The scorer plugin's score for a `custom`-strategy success, to pass to attempt_record.
+
+    None for other strategies, for failed attempts and when the plugin fails (such an
+    attempt ranks after every scored one).
+    """
+    if challenge.scoring_strategy != Challenge.Strategy.CUSTOM or not verdict.passed:
+        return None
+    return score_with_plugin(
+        plugin_id=challenge.scoring_plugin_id,
+        entrypoint=challenge.scoring_entrypoint,
+        metrics={
+            "succeeded": verdict.passed,
+            "tokens_total": tokens_total,
+            "elapsed_ms": elapsed_ms,
+            "rating": verdict.rating,
+            "created_at": int(timezone.now().timestamp() * 1000),
+        },
+        config=challenge.scoring_config,
+        ctx=_plugin_context(challenge),
+    )
 
 
 def _fingerprint(text: str) -> str:
