@@ -239,20 +239,30 @@ def collection_public_by_slug(*, slug: str) -> ChallengeCollection | None:
     return collections_public_with_challenges().filter(slug=slug).first()
 
 
-def collection_solved_challenge_ids(
+@dataclass(frozen=True)
+class CollectionProgress:
+    solved_challenge_ids: set[uuid.UUID]
+    end_user_id: str  # empty until the player has solved something here
+
+
+def collection_progress(
     *, collection: ChallengeCollection, account: AbstractBaseUser
-) -> set[uuid.UUID]:
-    """The collection's challenges this logged-in player has solved (one query)."""
+) -> CollectionProgress:
+    """Which of the collection's challenges this logged-in player has solved (one query)."""
     if not account.is_authenticated:
-        return set()
-    return set(
+        return CollectionProgress(solved_challenge_ids=set(), end_user_id="")
+    solves = list(
         LeaderboardEntry.objects.filter(
             challenge__in=CollectionItem.objects.filter(collection=collection).values(
                 "challenge_id"
             ),
             end_user__workspace_id=collection.workspace_id,
             end_user__account=account,
-        ).values_list("challenge_id", flat=True)
+        ).values_list("challenge_id", "end_user_id")
+    )
+    return CollectionProgress(
+        solved_challenge_ids={challenge_id for challenge_id, _ in solves},
+        end_user_id=str(solves[0][1]) if solves else "",
     )
 
 

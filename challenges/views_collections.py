@@ -17,11 +17,9 @@ def collection_page(request: HttpRequest, slug: str) -> HttpResponse:
     collection = collections.collection_public_by_slug(slug=slug)
     if collection is None:
         raise Http404("No such collection.")
-    solved = collections.collection_solved_challenge_ids(
-        collection=collection, account=request.user
-    )
+    progress = collections.collection_progress(collection=collection, account=request.user)
     challenges = [
-        {"challenge": item.challenge, "solved": item.challenge_id in solved}
+        {"challenge": item.challenge, "solved": item.challenge_id in progress.solved_challenge_ids}
         for item in collection.ordered_items
     ]
     try:
@@ -42,5 +40,6 @@ def collection_page(request: HttpRequest, slug: str) -> HttpResponse:
             "solved_count": sum(1 for row in challenges if row["solved"]),
             "leaderboard": leaderboard,
             "leaderboard_unavailable": leaderboard_unavailable,
+            "own_end_user_id": progress.end_user_id,
         },
     )
