@@ -1,8 +1,6 @@
-import base64
 import dataclasses
 import hashlib
 import re
-import secrets
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -11,6 +9,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.text import slugify
 
+from challenges.bridge import signatures
 from challenges.models import BridgeKey, Challenge, ChallengeAttempt, LeaderboardEntry, Secret
 from challenges.scoring import standing_for
 from challenges.validation import SECRET_PLACEHOLDER, challenge_errors
@@ -441,12 +440,13 @@ def leaderboard_rebuild(*, challenge: Challenge) -> int:
 
 def bridge_key_create(*, workspace: Workspace, name: str = "") -> tuple[BridgeKey, str]:
     """Create a key in the Standard Webhooks form and return it with its only plain copy."""
-    raw = "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+    raw = signatures.key_generate()
     key = BridgeKey.objects.create(
         workspace=workspace,
-        name=name,
-        key_hash=hashlib.sha256(raw.encode()).hexdigest(),
+        name=name.strip()[:100],
+        key_hash=signatures.key_hash(raw),
         prefix=raw[:12],
+        secret_encrypted=signatures.key_encrypt(raw),
     )
     return key, raw
 

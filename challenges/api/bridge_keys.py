@@ -1,0 +1,79 @@
+"""Bridge keys under /console/api/bridge-keys: list, create (the key is shown once), revoke."""
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+
+from challenges import services
+from challenges.api.console import (
+    ConsoleApi,
+    _owned,
+    _paginated,
+    _require_write,
+    _target_workspace,
+    _uuid_or_404,
+)
+from challenges.bridge.selectors import bridge_keys_for_creator
+from challenges.models import BridgeKey
+
+
+class BridgeKeyCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100, required=False, allow_blank=True)
+    workspace = serializers.CharField(required=False, help_text="Workspace id or slug")
+
+
+class BridgeKeyOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = BridgeKey
+        fields = ("id", "workspace", "name", "prefix", "created_at", "last_used_at", "revoked_at")
+
+
+class BridgeKeyCreatedSerializer(BridgeKeyOutputSerializer):
+    key = serializers.CharField(help_text="The whole key; shown this once and never again.")
+
+    class Meta(BridgeKeyOutputSerializer.Meta):
+        fields = (*BridgeKeyOutputSerializer.Meta.fields, "key")
+
+
+class BridgeKeyListCreateApi(ConsoleApi):
+    @extend_schema(
+        parameters=[OpenApiParameter("workspace", str, description="Workspace id")],
+        responses=BridgeKeyOutputSerializer(many=True),
+    )
+    def get(self, request):
+        keys = bridge_keys_for_creator(user=request.user)
+        if workspace := request.query_params.get("workspace"):
+            keys = keys.filter(workspace_id=_uuid_or_404(workspace))
+        return _paginated(request, self, keys, BridgeKeyOutputSerializer)
+
+    @extend_schema(request=BridgeKeyCreateSerializer, responses={201: BridgeKeyCreatedSerializer})
+    def post(self, request):
+        data = BridgeKeyCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        workspace = _target_workspace(request.user, data.validated_data.get("workspace"))
+        key, raw = services.bridge_key_create(
+            workspace=workspace, name=data.validated_data.get("name", "")
+        )
+        key.key = raw
+        return Response(BridgeKeyCreatedSerializer(key).data, status=status.HTTP_201_CREATED)
+
+
+class BridgeKeyDetailApi(ConsoleApi):
+    def _key(self, request, key_id) -> BridgeKey:
+        key = _owned(bridge_keys_for_creator(user=request.user), key_id)
+        _require_write(request.user, key.workspace_id)
+        return key
+
+    @extend_schema(responses={204: None})
+    def delete(self, request, key_id):
+        services.bridge_key_revoke(key=self._key(request, key_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class BridgeKeyRevokeApi(BridgeKeyDetailApi):
+    http_method_names = ["post", "options"]
+
+    @extend_schema(request=None, responses=BridgeKeyOutputSerializer)
+    def post(self, request, key_id):
+        key = services.bridge_key_revoke(key=self._key(request, key_id))
+        return Response(BridgeKeyOutputSerializer(key).data)

@@ -1,0 +1,198 @@
+"""The Dify bridge's HTTP endpoints under /bridge/dify/ (no session, no CSRF)."""
+
+import json
+
+from django.conf import settings
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.permissions import BasePermission
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from challenges.bridge import services
+from challenges.bridge.auth import BridgeKeyAuthentication
+from challenges.models import BridgeKey
+from config.errors import ApplicationError
+from config.ratelimit import parse_rate, rate_limit_hit
+
+BROKEN_BODY_HELP = (
+    "Dify's JSON body mode pastes variables into the text as they are, so a model output "
+    "with quotes, backslashes or newlines breaks the JSON. Build the body in a Code node "
+    "with json.dumps(...) and send it from the HTTP Request node in raw-text mode; "
+    "integrations/dify/ ships a workflow and a plugin that do this."
+)
+
+
+class HasBridgeKey(BasePermission):
+    def has_permission(self, request, view) -> bool:
+        return isinstance(request.auth, BridgeKey)
+
+
+def json_body(raw: bytes) -> dict:
+    """The body as a JSON object, whatever the content type (Dify's raw text included)."""
+    try:
+        data = json.loads(raw) if raw.strip() else None
+    except (ValueError, UnicodeDecodeError) as exc:
+        where = (
+            f" ({exc.msg} at line {exc.lineno} column {exc.colno})" if hasattr(exc, "msg") else ""
+        )
+        raise ApplicationError(
+            f"The body is not valid JSON{where}. {BROKEN_BODY_HELP}", code="invalid_json"
+        ) from None
+    if not isinstance(data, dict):
+        raise ApplicationError(
+            f"The body must be one JSON object. {BROKEN_BODY_HELP}", code="invalid_json"
+        )
+    return data
+
+
+class BridgeApi(APIView):
+    authentication_classes = [BridgeKeyAuthentication]
+    permission_classes = [HasBridgeKey]
+    # The body is parsed by json_body from the raw bytes, so every content type is welcome.
+    parser_classes: list = []
+
+    def initial(self, request, *args, **kwargs) -> None:
+        super().initial(request, *args, **kwargs)
+        limit, window = parse_rate(settings.BRIDGE_RATE_LIMIT)
+        rate_limit_hit(
+            scope="bridge-key", key=str(request.auth.pk), limit=limit, window_seconds=window
+        )
+
+    def input(self, request, serializer_class) -> dict:
+        data = serializer_class(data=json_body(request._request.body))
+        data.is_valid(raise_exception=True)
+        return data.validated_data
+
+    @staticmethod
+    def answer(result: services.BridgeAnswer) -> Response:
+        headers = {"Idempotent-Replayed": "true"} if result.replayed else {}
+        return Response(result.body, headers=headers)
+
+
+class InlineRuleSerializer(serializers.Serializer):
+    success_type = serializers.ChoiceField(choices=services.INLINE_SUCCESS_TYPES)
+    success_pattern = serializers.CharField(max_length=2000)
+    scoring_strategy = serializers.CharField(max_length=20, required=False, allow_blank=True)
+
+
+class ChallengeEvaluatorInputSerializer(serializers.Serializer):
+    challenge_id = serializers.CharField(max_length=100, required=False, allow_blank=True)
+    inline = InlineRuleSerializer(required=False)
+    success_type = serializers.ChoiceField(choices=services.INLINE_SUCCESS_TYPES, required=False)
+    success_pattern = serializers.CharField(max_length=2000, required=False)
+    scoring_strategy = serializers.CharField(max_length=20, required=False, allow_blank=True)
+    output = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)
+    user = serializers.CharField(max_length=255, required=False, allow_blank=True)
+    workflow_run_id = serializers.CharField(max_length=100)
+    prompt = serializers.CharField(
+        required=False, allow_blank=True, trim_whitespace=False, max_length=100_000
+    )
+    tokens_total = serializers.IntegerField(required=False, allow_null=True, min_value=0)
+    elapsed_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0)
+    variables = serializers.DictField(required=False)
+    mask_variables = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, max_length=100
+    )
+
+    def validate(self, data: dict) -> dict:
+        inline = dict(data.get("inline") or {})
+        for name in ("success_type", "success_pattern", "scoring_strategy"):
+            if name in data:
+                inline.setdefault(name, data[name])
+        if not data.get("challenge_id") and not inline.get("success_pattern"):
+            raise serializers.ValidationError(
+                {
+                    "challenge_id": [
+                        "Send 'challenge_id', or an inline 'success_type' and 'success_pattern'."
+                    ]
+                }
+            )
+        data["inline"] = inline
+        return data
+
+
+class ChallengeEvaluatorOutputSerializer(serializers.Serializer):
+    challenge_succeeded = serializers.BooleanField()
+    message = serializers.CharField()
+    judge_rating = serializers.IntegerField(required=False)
+    judge_feedback = serializers.CharField(required=False)
+    attempt_id = serializers.UUIDField(required=False)
+    output = serializers.CharField()
+
+
+class ChallengeEvaluatorApi(BridgeApi):
+    @extend_schema(
+        request=ChallengeEvaluatorInputSerializer,
+        responses=ChallengeEvaluatorOutputSerializer,
+        summary="Dify challenge-evaluator node",
+    )
+    def post(self, request):
+        data = self.input(request, ChallengeEvaluatorInputSerializer)
+        result = services.bridge_challenge_evaluate(
+            key=request.auth,
+            workflow_run_id=data["workflow_run_id"],
+            output=data["output"],
+            challenge_ref=data.get("challenge_id", ""),
+            inline=data["inline"],
+            user=data.get("user", ""),
+            prompt=data.get("prompt", ""),
+            tokens_total=data.get("tokens_total"),
+            elapsed_ms=data.get("elapsed_ms"),
+            variables=data.get("variables") or {},
+            mask_variables=data.get("mask_variables") or [],
+        )
+        return self.answer(result)
+
+
+class JudgingLlmInputSerializer(serializers.Serializer):
+    goal = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=20_000)
+    response = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)
+    hints = serializers.CharField(
+        required=False, allow_blank=True, trim_whitespace=False, max_length=20_000
+    )
+    workflow_run_id = serializers.CharField(max_length=100, required=False, allow_blank=True)
+    judge_model = serializers.CharField(max_length=200, required=False)
+    temperature = serializers.FloatField(required=False)
+    max_tokens = serializers.IntegerField(required=False)
+    rubric_prompt_template = serializers.CharField(
+        required=False, trim_whitespace=False, max_length=20_000
+    )
+    rating_scale = serializers.IntegerField(required=False)
+    pass_threshold = serializers.FloatField(required=False)
+
+
+class JudgingLlmOutputSerializer(serializers.Serializer):
+    judge_passed = serializers.BooleanField()
+    judge_rating = serializers.IntegerField(allow_null=True)
+    judge_feedback = serializers.CharField()
+    judge_raw = serializers.DictField(required=False)
+
+
+JUDGE_CONFIG_FIELDS = (
+    "judge_model",
+    "temperature",
+    "max_tokens",
+    "rubric_prompt_template",
+    "rating_scale",
+    "pass_threshold",
+)
+
+
+class JudgingLlmApi(BridgeApi):
+    @extend_schema(
+        request=JudgingLlmInputSerializer,
+        responses=JudgingLlmOutputSerializer,
+        summary="Dify judging-llm node",
+    )
+    def post(self, request):
+        data = self.input(request, JudgingLlmInputSerializer)
+        result = services.bridge_judge(
+            key=request.auth,
+            goal=data["goal"],
+            response=data["response"],
+            hints=data.get("hints", ""),
+            config={name: data[name] for name in JUDGE_CONFIG_FIELDS if name in data},
+            workflow_run_id=data.get("workflow_run_id", ""),
+        )
+        return self.answer(result)

@@ -1,0 +1,286 @@
+"""What the Dify bridge does for a call: evaluate or judge, record, remember the answer.
+
+Every call carrying a `workflow_run_id` is idempotent: the first answer is stored in a
+BridgeDelivery in the same transaction as the attempt it recorded, and a repeat gets that
+stored answer back with nothing new written.
+"""
+
+import logging
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from challenges import services
+from challenges.models import BridgeDelivery, BridgeKey, Challenge, ChallengeAttempt
+from config.errors import ApplicationError, NotFoundError
+from config.ratelimit import rate_limit_hit
+from judging.errors import JudgeConfigError
+from judging.llm_judge import judge_with_llm
+from judging.rules import PatternError, compile_pattern, evaluate_rule
+from judging.verdicts import Verdict
+from players.services import end_user_for_external_id
+
+logger = logging.getLogger(__name__)
+
+EVALUATOR = "challenge-evaluator"
+JUDGE = "judging-llm"
+INLINE_SUCCESS_TYPES = ("contains", "regex")
+
+
+@dataclass(frozen=True)
+class BridgeAnswer:
+    body: dict[str, Any]
+    replayed: bool = False
+
+
+def variables_masked(variables: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    hidden = set(names)
+    return {
+        name: services.REDACTED if name in hidden else value for name, value in variables.items()
+    }
+
+
+def _masked_values(variables: dict[str, Any], names: list[str]) -> list[str]:
+    return [
+        str(variables[name])
+        for name in names
+        if name in variables and variables[name] not in (None, "")
+    ]
+
+
+def _redact_all(text: str, values: list[str]) -> str:
+    for value in values:
+        text = services.redact_secret(text, value)
+    return text
+
+
+def _stored_answer(*, workspace_id, endpoint: str, workflow_run_id: str) -> dict | None:
+    return (
+        BridgeDelivery.objects.filter(
+            workspace_id=workspace_id, endpoint=endpoint, workflow_run_id=workflow_run_id
+        )
+        .values_list("response", flat=True)
+        .first()
+    )
+
+
+def _challenge_in_workspace(*, workspace_id, ref: str) -> Challenge:
+    challenges = Challenge.objects.filter(workspace_id=workspace_id)
+    try:
+        challenge = challenges.filter(id=uuid.UUID(ref)).first()
+    except ValueError:
+        challenge = challenges.filter(slug=ref).first()
+    if challenge is None:
+        raise NotFoundError("No challenge with that id in this bridge key's workspace.")
+    return challenge
+
+
+def _inline_verdict(*, inline: dict[str, Any], output: str) -> Verdict:
+    success_type = inline.get("success_type") or "contains"
+    pattern = inline.get("success_pattern") or ""
+    if success_type not in INLINE_SUCCESS_TYPES:
+        raise ApplicationError(
+            "Inline 'success_type' must be 'contains' or 'regex'.",
+            fields={"success_type": ["contains or regex"]},
+        )
+    if not pattern:
+        raise ApplicationError(
+            "Send 'challenge_id', or an inline 'success_type' and 'success_pattern'.",
+            fields={"success_pattern": ["Required without challenge_id."]},
+        )
+    if success_type == "regex":
+        try:
+            compile_pattern(pattern)
+        except PatternError as exc:
+            raise ApplicationError(str(exc), fields={"success_pattern": [str(exc)]}) from None
+    rule = evaluate_rule(success_type=success_type, pattern=pattern, output=output)
+    return Verdict(passed=rule.passed, feedback=rule.reason)
+
+
+def _answer_body(*, verdict: Verdict, output: str, secret: str | None, hidden: list[str]) -> dict:
+    def clean(text: str) -> str:
+        return _redact_all(services.redact_secret(text or "", secret), hidden)
+
+    message = verdict.feedback or (
+        "Challenge succeeded." if verdict.passed else "Challenge not succeeded."
+    )
+    body: dict[str, Any] = {
+        "challenge_succeeded": verdict.passed,
+        "message": clean(message),
+    }
+    if verdict.rating is not None:
+        body["judge_rating"] = verdict.rating
+        body["judge_feedback"] = clean(verdict.feedback)
+    body["output"] = clean(output)
+    return body
+
+
+def _store(
+    *, workspace_id, endpoint: str, workflow_run_id: str, body: dict, record=None
+) -> BridgeAnswer:
+    """Record (when asked) and remember the answer atomically; a lost race replays the winner."""
+    try:
+        with transaction.atomic():
+            attempt = record() if record else None
+            if attempt is not None:
+                body = {**body, "attempt_id": str(attempt.id)}
+            if workflow_run_id:
+                BridgeDelivery.objects.create(
+                    workspace_id=workspace_id,
+                    endpoint=endpoint,
+                    workflow_run_id=workflow_run_id,
+                    attempt=attempt,
+                    response=body,
+                )
+    except IntegrityError:
+        stored = _stored_answer(
+            workspace_id=workspace_id, endpoint=endpoint, workflow_run_id=workflow_run_id
+        )
+        if stored is None:
+            raise
+        return BridgeAnswer(stored, replayed=True)
+    return BridgeAnswer(body)
+
+
+def bridge_challenge_evaluate(
+    *,
+    key: BridgeKey,
+    workflow_run_id: str,
+    output: str,
+    challenge_ref: str = "",
+    inline: dict[str, Any] | None = None,
+    user: str = "",
+    prompt: str = "",
+    tokens_total: int | None = None,
+    elapsed_ms: int | None = None,
+    variables: dict[str, Any] | None = None,
+    mask_variables: list[str] | None = None,
+) -> BridgeAnswer:
+    workspace_id = key.workspace_id
+    stored = _stored_answer(
+        workspace_id=workspace_id, endpoint=EVALUATOR, workflow_run_id=workflow_run_id
+    )
+    if stored is not None:
+        return BridgeAnswer(stored, replayed=True)
+    variables = variables or {}
+
+    if not challenge_ref:
+        hidden_names = list(mask_variables or [])
+        verdict = _inline_verdict(inline=inline or {}, output=output)
+        body = _answer_body(
+            verdict=verdict,
+            output=output,
+            secret=None,
+            hidden=_masked_values(variables, hidden_names),
+        )
+        _log(key, EVALUATOR, workflow_run_id, verdict, recorded=False)
+        return _store(
+            workspace_id=workspace_id,
+            endpoint=EVALUATOR,
+            workflow_run_id=workflow_run_id,
+            body=body,
+        )
+
+    challenge = _challenge_in_workspace(workspace_id=workspace_id, ref=challenge_ref)
+    hidden_names = list(challenge.mask_variables or []) + list(mask_variables or [])
+    hidden = _masked_values(variables, hidden_names)
+    end_user = None
+    if user:
+        if not challenge.is_open():
+            raise ApplicationError(
+                "This challenge is not open for attempts.", code="challenge_closed", status=409
+            )
+        end_user = end_user_for_external_id(workspace=key.workspace, external_id=user)
+        rate_limit_hit(
+            scope="bridge-player",
+            key=f"{challenge.id}:{end_user.id}",
+            limit=challenge.max_attempts_per_hour,
+            window_seconds=3600,
+        )
+    secret = services.secret_value_for(challenge=challenge)
+    verdict = services.challenge_evaluate(
+        challenge=challenge, output=output, variables=variables_masked(variables, hidden_names)
+    )
+    custom_score = None
+    if end_user is not None:
+        # A scorer plugin runs in a subprocess: keep it out of the transaction below.
+        custom_score = services.attempt_custom_score(
+            challenge=challenge, verdict=verdict, tokens_total=tokens_total, elapsed_ms=elapsed_ms
+        )
+    body = _answer_body(verdict=verdict, output=output, secret=secret, hidden=hidden)
+
+    def record() -> ChallengeAttempt:
+        return services.attempt_record(
+            challenge=challenge,
+            end_user=end_user,
+            verdict=verdict,
+            prompt=_redact_all(prompt, hidden),
+            response=_redact_all(output, hidden),
+            tokens_total=tokens_total,
+            elapsed_ms=elapsed_ms,
+            source=ChallengeAttempt.Source.BRIDGE,
+            idempotency_key=workflow_run_id,
+            workflow_run_id=workflow_run_id,
+            custom_score=custom_score,
+        )
+
+    answer = _store(
+        workspace_id=workspace_id,
+        endpoint=EVALUATOR,
+        workflow_run_id=workflow_run_id,
+        body=body,
+        record=record if end_user is not None else None,
+    )
+    _log(
+        key, EVALUATOR, workflow_run_id, verdict, recorded=end_user is not None, challenge=challenge
+    )
+    return answer
+
+
+def bridge_judge(
+    *,
+    key: BridgeKey,
+    goal: str,
+    response: str,
+    config: dict[str, Any],
+    hints: str = "",
+    workflow_run_id: str = "",
+) -> BridgeAnswer:
+    workspace_id = key.workspace_id
+    if workflow_run_id:
+        stored = _stored_answer(
+            workspace_id=workspace_id, endpoint=JUDGE, workflow_run_id=workflow_run_id
+        )
+        if stored is not None:
+            return BridgeAnswer(stored, replayed=True)
+    try:
+        verdict = judge_with_llm(goal=goal, response=response, config=config, hints=hints)
+    except JudgeConfigError as exc:
+        raise ApplicationError(str(exc), code="invalid") from None
+    body: dict[str, Any] = {
+        "judge_passed": verdict.passed,
+        "judge_rating": verdict.rating,
+        "judge_feedback": verdict.feedback,
+    }
+    if verdict.raw:
+        body["judge_raw"] = verdict.raw
+    _log(key, JUDGE, workflow_run_id, verdict, recorded=False)
+    return _store(
+        workspace_id=workspace_id, endpoint=JUDGE, workflow_run_id=workflow_run_id, body=body
+    )
+
+
+def _log(key, endpoint, workflow_run_id, verdict, *, recorded, challenge=None) -> None:
+    # Ids and outcomes only: outputs, prompts and variables may hold what must stay hidden.
+    logger.info(
+        "bridge_call endpoint=%s workspace=%s key=%s run=%s challenge=%s passed=%s recorded=%s",
+        endpoint,
+        key.workspace_id,
+        key.prefix,
+        workflow_run_id or "-",
+        challenge.id if challenge else "inline",
+        verdict.passed,
+        recorded,
+    )
