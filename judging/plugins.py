@@ -108,13 +108,20 @@ class ScorerProtocol(Protocol):
 # --- Discovery --------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=8)
+def _registered(group: str) -> tuple[EntryPoint, ...]:
+    # Scanning every installed distribution costs tens of ms; plugins change only with an
+    # install, which needs a restart anyway.
+    return tuple(entry_points(group=group))
+
+
 def plugins_available(group: str) -> dict[str, str]:
     """Entry point name -> 'pkg.module:Class' for every installed plugin in `group`."""
-    return {point.name: point.value for point in entry_points(group=group)}
+    return {point.name: point.value for point in _registered(group)}
 
 
 def plugin_find(group: str, *, plugin_id: str = "", entrypoint: str = "") -> EntryPoint | None:
-    for point in entry_points(group=group):
+    for point in _registered(group):
         if plugin_id and point.name == plugin_id:
             return point
         if not plugin_id and entrypoint and point.value == entrypoint:

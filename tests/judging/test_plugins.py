@@ -8,9 +8,11 @@ from judging.plugins import (
     PLUGIN_FAILURE_FEEDBACK,
     SCORER_GROUP,
     evaluate_with_plugin,
+    network_namespace_available,
     plugins_available,
     score_with_plugin,
 )
+from tests.conftest import require_service
 
 SIMPLE = {"must_contain": ["password"], "banned": ["sorry"]}
 
@@ -132,6 +134,25 @@ def test_it_stops_a_plugin_that_opens_a_socket():
         assert verdict.passed is False
         assert verdict.feedback == PLUGIN_FAILURE_FEEDBACK
         assert verdict.raw["error"] == "network"
+        with pytest.raises(TimeoutError):
+            listener.accept()
+    finally:
+        listener.close()
+
+
+def test_it_keeps_a_plugin_off_the_network_even_from_a_child_process():
+    require_service(
+        "network namespaces",
+        network_namespace_available(),
+        "`unshare -n` needs root or CAP_SYS_ADMIN",
+    )
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    port = listener.getsockname()[1]
+    try:
+        verdict = evaluate("test-network-escape", config={"host": "127.0.0.1", "port": port})
+
+        assert verdict.passed is False
         with pytest.raises(TimeoutError):
             listener.accept()
     finally:

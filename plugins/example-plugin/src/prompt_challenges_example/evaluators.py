@@ -1,13 +1,10 @@
-from typing import Any
-
-
 class SimpleEvaluator:
     """Passes when the response holds every `must_contain` word and no `banned` word.
 
     config: {"must_contain": [str], "banned": [str]}; matching ignores case.
     """
 
-    def evaluate(self, goal: str, response: str, config: dict[str, Any], ctx: dict) -> dict:
+    def evaluate(self, goal: str, response: str, config: dict, ctx: dict) -> dict:
         text = response.casefold()
         required = [str(word).casefold() for word in config.get("must_contain", [])]
         banned = [str(word).casefold() for word in config.get("banned", [])]

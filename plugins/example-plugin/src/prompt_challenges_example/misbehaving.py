@@ -2,6 +2,8 @@
 
 import os
 import socket
+import subprocess
+import sys
 from typing import Any
 
 
@@ -33,6 +35,16 @@ class NetworkEvaluator:
         with socket.create_connection(address, timeout=2) as connection:
             connection.sendall(b"leak")
         return {"passed": True, "feedback": "reached the network"}
+
+
+class EscapingNetworkEvaluator:
+    """Tries the network from a fresh interpreter, where Python-level guards do not apply."""
+
+    def evaluate(self, goal: str, response: str, config: dict[str, Any], ctx: dict) -> dict:
+        host, port = config.get("host", "127.0.0.1"), int(config["port"])
+        code = f"import socket; socket.create_connection(({host!r}, {port}), 2).sendall(b'x')"
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=3)  # noqa: S603
+        return {"passed": done.returncode == 0, "feedback": "tried from a subprocess"}
 
 
 class EchoEvaluator:

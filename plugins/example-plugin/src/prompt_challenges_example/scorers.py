@@ -1,13 +1,10 @@
-from typing import Any
-
-
 class WeightedScorer:
     """success_bonus + rating * rating_weight - seconds * time_penalty - tokens * token_penalty.
 
     Never below zero; every weight is optional in config.
     """
 
-    def score(self, metrics: dict[str, Any], config: dict[str, Any], ctx: dict) -> dict:
+    def score(self, metrics: dict, config: dict, ctx: dict) -> dict:
         base = float(config.get("success_bonus", 100)) if metrics.get("succeeded") else 0.0
         rating = metrics.get("rating") or 0
         elapsed_ms = metrics.get("elapsed_ms") or 0
