@@ -129,6 +129,12 @@ def attempt_play(
         raise ApplicationError(TARGET_FAILED_MESSAGE, code="target_unavailable", status=502)
 
     verdict = services.challenge_evaluate(challenge=challenge, output=reply.text)
+    custom_score = services.attempt_custom_score(
+        challenge=challenge,
+        verdict=verdict,
+        tokens_total=reply.tokens_total,
+        elapsed_ms=reply.elapsed_ms,
+    )
     attempt = services.attempt_record(
         challenge=challenge,
         end_user=end_user,
@@ -138,6 +144,7 @@ def attempt_play(
         tokens_total=reply.tokens_total,
         elapsed_ms=reply.elapsed_ms,
         source=source,
+        custom_score=custom_score,
     )
     return PlayResult(
         attempt=attempt,
