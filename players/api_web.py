@@ -54,38 +54,38 @@ class _PublicApi(APIView):
 
 
 class RegisterApi(_PublicApi):
-    class InputSerializer(serializers.Serializer):
+    class RegisterInputSerializer(serializers.Serializer):
         email = serializers.EmailField()
         name = serializers.CharField(max_length=150)
         password = serializers.CharField(max_length=_PASSWORD_MAX, trim_whitespace=False)
 
-    @extend_schema(request=InputSerializer, responses={201: AuthOutputSerializer})
+    @extend_schema(request=RegisterInputSerializer, responses={201: AuthOutputSerializer})
     def post(self, request):
-        data = self.InputSerializer(data=request.data)
+        data = self.RegisterInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         account = auth_flows.account_register(request=request._request, **data.validated_data)
         return _auth_response(account, status_code=status.HTTP_201_CREATED)
 
 
 class LoginApi(_PublicApi):
-    class InputSerializer(serializers.Serializer):
+    class LoginInputSerializer(serializers.Serializer):
         email = serializers.EmailField()
         password = serializers.CharField(max_length=_PASSWORD_MAX, trim_whitespace=False)
 
-    @extend_schema(request=InputSerializer, responses=AuthOutputSerializer)
+    @extend_schema(request=LoginInputSerializer, responses=AuthOutputSerializer)
     def post(self, request):
-        data = self.InputSerializer(data=request.data)
+        data = self.LoginInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         account = auth_flows.account_login(request=request._request, **data.validated_data)
         return _auth_response(account)
 
 
 class LoginCodeSendApi(_PublicApi):
-    class InputSerializer(serializers.Serializer):
+    class LoginCodeSendInputSerializer(serializers.Serializer):
         email = serializers.EmailField()
 
     @extend_schema(
-        request=InputSerializer,
+        request=LoginCodeSendInputSerializer,
         responses={
             202: inline_serializer(
                 "LoginCodeSent",
@@ -94,7 +94,7 @@ class LoginCodeSendApi(_PublicApi):
         },
     )
     def post(self, request):
-        data = self.InputSerializer(data=request.data)
+        data = self.LoginCodeSendInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         expires_in = auth_flows.login_code_send(
             request=request._request, email=data.validated_data["email"]
@@ -109,13 +109,13 @@ class LoginCodeSendApi(_PublicApi):
 
 
 class LoginCodeVerifyApi(_PublicApi):
-    class InputSerializer(serializers.Serializer):
+    class LoginCodeVerifyInputSerializer(serializers.Serializer):
         email = serializers.EmailField()
         code = serializers.CharField(max_length=64)
 
-    @extend_schema(request=InputSerializer, responses=AuthOutputSerializer)
+    @extend_schema(request=LoginCodeVerifyInputSerializer, responses=AuthOutputSerializer)
     def post(self, request):
-        data = self.InputSerializer(data=request.data)
+        data = self.LoginCodeVerifyInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         account = auth_flows.login_code_verify(request=request._request, **data.validated_data)
         return _auth_response(account)
@@ -132,15 +132,15 @@ class MeApi(APIView):
 class MeProfileApi(APIView):
     permission_classes = [IsAuthenticated]
 
-    class InputSerializer(serializers.Serializer):
+    class ProfilePatchInputSerializer(serializers.Serializer):
         display_name = serializers.CharField(max_length=500, required=False, allow_blank=True)
         avatar_url = serializers.CharField(max_length=2000, required=False, allow_blank=True)
         notify_on_first_blood = serializers.BooleanField(required=False)
         notify_on_record_beaten = serializers.BooleanField(required=False)
 
-    @extend_schema(request=InputSerializer, responses=PlayerOutputSerializer)
+    @extend_schema(request=ProfilePatchInputSerializer, responses=PlayerOutputSerializer)
     def patch(self, request):
-        data = self.InputSerializer(data=request.data, partial=True)
+        data = self.ProfilePatchInputSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         profile_update(account=request.user, **data.validated_data)
         return Response(player_data(request.user))

@@ -34,6 +34,7 @@ from config.errors import ApplicationError
 from config.ratelimit import client_ip, parse_rate, rate_limit_hit
 
 _ALLAUTH_APP = "allauth.account"
+_VERIFY_LOCK_SECONDS = 10
 _ABSENT = object()
 
 WRONG_CREDENTIALS = "Wrong email or password."
@@ -225,7 +226,20 @@ def login_code_verify(*, request: HttpRequest, email: str, code: str) -> Abstrac
         scope="web-login-code-verify", key=client_ip(request), limit=limit, window_seconds=window
     )
     email = email.strip().lower()
-    session_key = cache.get(_pending_code_key(email))
+    pending_key = _pending_code_key(email)
+    # One check at a time per address: allauth counts wrong tries in the session it loads,
+    # so parallel guesses would each see the same count, and one code could log in twice.
+    lock_key = pending_key + ":lock"
+    if not cache.add(lock_key, 1, timeout=_VERIFY_LOCK_SECONDS):
+        raise _rate_limited(1)
+    try:
+        return _login_code_check(request=request, pending_key=pending_key, code=code)
+    finally:
+        cache.delete(lock_key)
+
+
+def _login_code_check(*, request: HttpRequest, pending_key: str, code: str) -> AbstractBaseUser:
+    session_key = cache.get(pending_key)
     if not session_key:
         raise ApplicationError(WRONG_CODE, code="invalid_code", status=400)
     with _flow_session(request, session_key=session_key) as session:
@@ -233,7 +247,7 @@ def login_code_verify(*, request: HttpRequest, email: str, code: str) -> Abstrac
         process = LoginCodeVerificationProcess.resume(stage) if stage else None
         if process is None:
             session.delete()
-            cache.delete(_pending_code_key(email))
+            cache.delete(pending_key)
             raise ApplicationError(WRONG_CODE, code="invalid_code", status=400)
         form = ConfirmLoginCodeForm(data={"code": code}, code=process.code)
         if not form.is_valid():
@@ -241,12 +255,12 @@ def login_code_verify(*, request: HttpRequest, email: str, code: str) -> Abstrac
                 session.save()
             else:
                 session.delete()
-                cache.delete(_pending_code_key(email))
+                cache.delete(pending_key)
             raise ApplicationError(WRONG_CODE, code="invalid_code", status=400)
+        cache.delete(pending_key)
         process.finish(None)
         logged_in = _logged_in_user(request)
         session.delete()
-        cache.delete(_pending_code_key(email))
     if logged_in is None:
         raise _verification_required()
     return logged_in

@@ -82,3 +82,19 @@ def test_it_throttles_repeated_failed_logins_with_retry_after(api, player):
     assert response.status_code == 429
     assert int(response["Retry-After"]) >= 1
     assert response.json()["error"]["code"] == "rate_limited"
+
+
+def test_it_leaves_the_callers_browser_session_alone(player):
+    from django.test import Client
+
+    browser = Client()
+    browser.force_login(player)
+
+    response = browser.post(
+        LOGIN,
+        {"email": "player@example.com", "password": "correct-horse-9"},
+        content_type="application/json",
+    )
+
+    assert response.status_code == 200
+    assert browser.get("/profile/").status_code == 200

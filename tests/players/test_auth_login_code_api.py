@@ -5,6 +5,7 @@ from allauth.account import app_settings as allauth_settings
 from django.contrib.sessions.backends.db import SessionStore
 from django.contrib.sessions.models import Session
 from django.core import mail
+from django.test import override_settings
 
 from tests.conftest import client_for
 
@@ -144,3 +145,14 @@ def test_it_asks_for_an_email(api):
 
     assert response.status_code == 400
     assert "email" in response.json()["error"]["fields"]
+
+
+@override_settings(LOGIN_RATE_LIMIT="3/d")
+def test_it_throttles_code_checks_per_address_of_the_caller(api, player):
+    for _ in range(3):
+        api.post(VERIFY, {"email": "player@example.com", "code": "AAAA-AAAA"}, format="json")
+
+    response = api.post(VERIFY, {"email": "player@example.com", "code": "AAAA-AAAA"}, format="json")
+
+    assert response.status_code == 429
+    assert int(response["Retry-After"]) >= 1
