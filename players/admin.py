@@ -139,7 +139,13 @@ class WorkspaceScopedInline(admin.TabularInline):
         return role_in(request, workspace_id)
 
     def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
-        return request.user.is_superuser or self._parent_role(request, obj) is not None
+        if request.user.is_superuser:
+            return True
+        # Django asks without a parent too (to build the inline's queryset), so any
+        # membership will do there; the parent itself was already scoped.
+        if obj is None:
+            return bool(workspace_roles(request))
+        return self._parent_role(request, obj) is not None
 
     def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
         return self._parent_role(request, obj) in WRITE_ROLES
