@@ -9,6 +9,7 @@ deterministic built-in judge answers without any network.
 
 import json
 import logging
+import math
 import re
 import time
 import unicodedata
@@ -104,7 +105,7 @@ class _JudgeFailure(Exception):
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def judge_settings(config: dict[str, Any] | None) -> JudgeSettings:
@@ -294,7 +295,7 @@ def _verdict_from(answer: dict, judge: JudgeSettings) -> Verdict:
             rating = float(rating.strip())
         except ValueError:
             rating = None
-    if not _is_number(rating) or rating != rating:  # NaN is not a rating
+    if not _is_number(rating):
         raise _JudgeFailure("unparsable")
     clamped = int(min(max(round(rating), 0), judge.rating_scale))
     explicit = answer.get("passed")

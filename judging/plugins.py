@@ -219,6 +219,16 @@ def _kill_group(process: subprocess.Popen) -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
+def _abandon(process: subprocess.Popen) -> None:
+    for pipe in (process.stdin, process.stdout):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
+    process.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=1)
+
+
 def sandbox_call(*, entrypoint: str, method: str, args: dict[str, Any]) -> SandboxOutcome:
     """One plugin call in a fresh, limited process; never raises for the plugin's faults."""
     timeout = float(getattr(settings, "PLUGIN_TIMEOUT_SECONDS", 5))
@@ -248,7 +258,11 @@ def sandbox_call(*, entrypoint: str, method: str, args: dict[str, Any]) -> Sandb
     except subprocess.TimeoutExpired:
         # The whole session goes, so a plugin's own children cannot keep running.
         _kill_group(process)
-        process.communicate()
+        try:
+            process.communicate(timeout=1)
+        except subprocess.TimeoutExpired:
+            # A child that left the session still holds the pipe: stop waiting for it.
+            _abandon(process)
         return finish("timeout")
     finally:
         _kill_group(process)

@@ -149,6 +149,9 @@ def test_it_never_passes_on_a_server_error_and_retries_a_bounded_number_of_times
         '{"passed": true, "rating": "ten", "feedback": "x"}',
         '[{"rating": 9}]',
         '{"rating": 9} and some trailing words',
+        '{"passed": null, "rating": Infinity, "feedback": "x"}',
+        '{"passed": null, "rating": NaN, "feedback": "x"}',
+        '{"passed": null, "rating": true, "feedback": "x"}',
         "",
     ],
 )

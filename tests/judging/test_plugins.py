@@ -159,6 +159,15 @@ def test_it_keeps_a_plugin_off_the_network_even_from_a_child_process():
         listener.close()
 
 
+def test_it_does_not_wait_for_a_child_that_leaves_the_sandbox_session(settings):
+    settings.PLUGIN_TIMEOUT_SECONDS = 1
+
+    verdict = evaluate("test-detaches", config={"linger_seconds": 3})
+
+    assert verdict.passed is False
+    assert verdict.raw["error"] == "timeout"
+
+
 def test_it_counts_a_malformed_result_as_a_non_pass():
     verdict = evaluate("test-bad-result")
 

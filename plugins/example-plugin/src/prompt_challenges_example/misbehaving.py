@@ -4,6 +4,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from typing import Any
 
 
@@ -45,6 +46,17 @@ class EscapingNetworkEvaluator:
         code = f"import socket; socket.create_connection(({host!r}, {port}), 2).sendall(b'x')"
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=3)  # noqa: S603
         return {"passed": done.returncode == 0, "feedback": "tried from a subprocess"}
+
+
+class DetachingEvaluator:
+    """Leaves a child behind in its own session, holding the answer pipe open."""
+
+    def evaluate(self, goal: str, response: str, config: dict[str, Any], ctx: dict) -> dict:
+        if os.fork() == 0:
+            os.setsid()
+            time.sleep(float(config.get("linger_seconds", 3)))
+            os._exit(0)
+        return {"passed": True, "feedback": "left a child behind"}
 
 
 class EchoEvaluator:
