@@ -8,6 +8,7 @@ A pending login code is found again by the email address it was sent to.
 """
 
 import hashlib
+import logging
 import math
 import time
 from collections.abc import Iterator
@@ -33,11 +34,14 @@ from django.http import HttpRequest
 from config.errors import ApplicationError
 from config.ratelimit import client_ip, parse_rate, rate_limit_hit
 
+logger = logging.getLogger(__name__)
+
 _ALLAUTH_APP = "allauth.account"
 _VERIFY_LOCK_SECONDS = 10
 _ABSENT = object()
 
 WRONG_CREDENTIALS = "Wrong email or password."
+_MAIL_DOWN = "We could not send the mail just now; try again in a few minutes."
 WRONG_CODE = "The code is wrong, or it has expired or been used up; ask for a new one."
 
 
@@ -118,6 +122,16 @@ def _retry_after(request: HttpRequest, *, action: str, key: str | None = None) -
     return max(math.ceil(wait), 1)
 
 
+@contextmanager
+def _mail_may_fail(message: str) -> Iterator[None]:
+    # SMTP errors are OSErrors; a mail server that is down is the outside world failing.
+    try:
+        yield
+    except OSError:
+        logger.exception("Could not send an account mail")
+        raise ApplicationError(message, code="mail_unavailable", status=503) from None
+
+
 def _rate_limited(seconds: int) -> ApplicationError:
     return ApplicationError(
         f"Too many attempts; try again in {seconds} seconds.",
@@ -148,14 +162,18 @@ def account_register(
             )
         if not get_adapter().is_open_for_signup(request):
             raise ApplicationError("Sign-up is closed.", code="signup_closed", status=403)
-        with transaction.atomic():
+        with transaction.atomic(), _mail_may_fail(_MAIL_DOWN):
             user, _ = form.try_save(request)
         if user is None:
             # allauth hides that the address is taken (enumeration prevention) and has
             # mailed its owner instead.
             session.flush()
             raise _verification_required()
-        complete_signup(request, user=user)
+        with _mail_may_fail(
+            "Your account is created, but the confirmation mail could not be sent just now. "
+            "Log in, then ask for a new confirmation link on /accounts/email/."
+        ):
+            complete_signup(request, user=user)
         logged_in = _logged_in_user(request)
         session.flush()
     if logged_in is None:
@@ -179,7 +197,8 @@ def account_login(*, request: HttpRequest, email: str, password: str) -> Abstrac
                     fields=_form_fields(form, {"login": "email"}),
                 )
             raise ApplicationError(WRONG_CREDENTIALS, code="invalid_credentials", status=401)
-        form.login(request)
+        with _mail_may_fail(_MAIL_DOWN):
+            form.login(request)
         logged_in = _logged_in_user(request)
         session.flush()
     if logged_in is None:
@@ -205,9 +224,10 @@ def login_code_send(*, request: HttpRequest, email: str) -> int:
             if _has_error_code(form, "too_many_login_attempts"):
                 raise _rate_limited(_retry_after(request, action="request_login_code", key=email))
             raise ApplicationError("Some fields are invalid: email.", fields=_form_fields(form))
-        LoginCodeVerificationProcess.initiate(
-            request=request, user=form._user, email=form.cleaned_data["email"]
-        )
+        with _mail_may_fail(_MAIL_DOWN):
+            LoginCodeVerificationProcess.initiate(
+                request=request, user=form._user, email=form.cleaned_data["email"]
+            )
         timeout = allauth_settings.LOGIN_BY_CODE_TIMEOUT
         session.set_expiry(timeout)
         session.save()
