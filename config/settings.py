@@ -196,6 +196,7 @@ JUDGE_TIMEOUT_SECONDS = env.float("JUDGE_TIMEOUT_SECONDS", default=20.0)
 JUDGE_MAX_RETRIES = env.int("JUDGE_MAX_RETRIES", default=1)
 PLUGIN_TIMEOUT_SECONDS = env.float("PLUGIN_TIMEOUT_SECONDS", default=5.0)
 PLUGIN_MEMORY_LIMIT_MB = env.int("PLUGIN_MEMORY_LIMIT_MB", default=256)
+PLUGIN_MAX_CONCURRENT = env.int("PLUGIN_MAX_CONCURRENT", default=4)
 PLUGIN_NETWORK_NAMESPACE = env.str("PLUGIN_NETWORK_NAMESPACE", default="auto")
 if PLUGIN_NETWORK_NAMESPACE not in ("auto", "off"):
     raise ImproperlyConfigured("PLUGIN_NETWORK_NAMESPACE must be 'auto' or 'off'.")

@@ -21,6 +21,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -185,7 +186,8 @@ def plugin_variables(
 
 @dataclass(frozen=True)
 class SandboxOutcome:
-    outcome: str  # ok | timeout | memory | network | error | crashed | bad_result | not_found
+    # ok | timeout | memory | network | error | crashed | bad_result | not_found | busy
+    outcome: str
     result: Any = None
     duration_ms: int = 0
 
@@ -229,9 +231,27 @@ def _abandon(process: subprocess.Popen) -> None:
         process.wait(timeout=1)
 
 
+@lru_cache(maxsize=1)
+def _slots() -> threading.BoundedSemaphore:
+    return threading.BoundedSemaphore(max(1, int(getattr(settings, "PLUGIN_MAX_CONCURRENT", 4))))
+
+
 def sandbox_call(*, entrypoint: str, method: str, args: dict[str, Any]) -> SandboxOutcome:
     """One plugin call in a fresh, limited process; never raises for the plugin's faults."""
     timeout = float(getattr(settings, "PLUGIN_TIMEOUT_SECONDS", 5))
+    # A burst of calls must not fork without bound; a call that waits a whole timeout
+    # for a free slot gives up.
+    if not _slots().acquire(timeout=timeout):
+        return SandboxOutcome(outcome="busy", duration_ms=int(timeout * 1000))
+    try:
+        return _sandbox_run(entrypoint=entrypoint, method=method, args=args, timeout=timeout)
+    finally:
+        _slots().release()
+
+
+def _sandbox_run(
+    *, entrypoint: str, method: str, args: dict[str, Any], timeout: float
+) -> SandboxOutcome:
     memory_bytes = int(getattr(settings, "PLUGIN_MEMORY_LIMIT_MB", 256)) * 1024 * 1024
     request = json.dumps({"entrypoint": entrypoint, "method": method, "args": args})
     started = time.monotonic()

@@ -3,6 +3,7 @@ import socket
 
 import pytest
 
+from judging import plugins
 from judging.plugins import (
     EVALUATOR_GROUP,
     PLUGIN_FAILURE_FEEDBACK,
@@ -166,6 +167,21 @@ def test_it_does_not_wait_for_a_child_that_leaves_the_sandbox_session(settings):
 
     assert verdict.passed is False
     assert verdict.raw["error"] == "timeout"
+
+
+def test_it_gives_up_when_every_sandbox_slot_stays_busy(settings):
+    settings.PLUGIN_MAX_CONCURRENT = 1
+    settings.PLUGIN_TIMEOUT_SECONDS = 0.2
+    plugins._slots.cache_clear()
+    plugins._slots().acquire()
+    try:
+        verdict = evaluate("simple")
+    finally:
+        plugins._slots().release()
+        plugins._slots.cache_clear()
+
+    assert verdict.passed is False
+    assert verdict.raw["error"] == "busy"
 
 
 def test_it_counts_a_malformed_result_as_a_non_pass():
