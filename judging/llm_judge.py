@@ -191,7 +191,8 @@ def judge_with_llm(*, goal: str, response: str, config: dict, hints: str = "") -
             raw={"error": failure.kind, "judge_model": judge.judge_model, **failure.details},
         )
         outcome = failure.kind
-    logger.info(
+    logger.log(
+        logging.INFO if outcome in ("pass", "fail") else logging.WARNING,
         "judge_call judge_model=%s mode=%s duration_ms=%d outcome=%s",
         judge.judge_model,
         "offline" if offline else "remote",
