@@ -151,6 +151,8 @@ def account_register(
 ) -> AbstractBaseUser:
     """Sign up with allauth's sign-up form (validators, unique email, confirmation mail)."""
     _consume(request, action="signup")
+    if not get_adapter().is_open_for_signup(request):
+        raise ApplicationError("Sign-up is closed.", code="signup_closed", status=403)
     with _flow_session(request) as session:
         form = SignupForm(
             data={"email": email, "name": name, "password1": password, "password2": password}
@@ -160,8 +162,6 @@ def account_register(
             raise ApplicationError(
                 "Some fields are invalid: " + ", ".join(sorted(fields)) + ".", fields=fields
             )
-        if not get_adapter().is_open_for_signup(request):
-            raise ApplicationError("Sign-up is closed.", code="signup_closed", status=403)
         with transaction.atomic(), _mail_may_fail(_MAIL_DOWN):
             user, _ = form.try_save(request)
         if user is None:

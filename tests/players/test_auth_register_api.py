@@ -72,3 +72,14 @@ def test_it_refuses_a_blank_name(api, db):
 
     assert response.status_code == 400
     assert "name" in response.json()["error"]["fields"]
+
+
+def test_it_throttles_sign_ups_with_retry_after(api, db, settings):
+    settings.ACCOUNT_RATE_LIMITS = {"signup": "1/d/ip"}
+    assert _register(api).status_code == 201
+
+    response = _register(api, email="second@example.com")
+
+    assert response.status_code == 429
+    assert int(response["Retry-After"]) >= 1
+    assert not get_user_model().objects.filter(email="second@example.com").exists()
