@@ -25,6 +25,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from challenges import collections as collection_services
 from challenges import services
 from challenges.admin_forms import (
     BridgeKeyAdminForm,
@@ -34,6 +35,7 @@ from challenges.admin_forms import (
     CollectionItemFormSet,
     SecretAdminForm,
 )
+from challenges.collections import COLLECTION_FIELDS
 from challenges.models import (
     BridgeKey,
     Challenge,
@@ -285,13 +287,6 @@ class SecretAdmin(WorkspaceScopedAdmin):
     def delete_model(self, request: HttpRequest, obj: Secret) -> None:
         services.secret_delete(secret=obj)
 
-    def delete_view(self, request: HttpRequest, object_id: str, extra_context=None):
-        try:
-            return super().delete_view(request, object_id, extra_context)
-        except ApplicationError as exc:
-            self.message_user(request, exc.message, messages.ERROR)
-            return HttpResponseRedirect(reverse("admin:challenges_secret_change", args=[object_id]))
-
 
 # --- Attempts -------------------------------------------------------------------------
 
@@ -469,9 +464,40 @@ class ChallengeCollectionAdmin(WorkspaceScopedAdmin):
     )
 
     def save_model(self, request: HttpRequest, obj: ChallengeCollection, form, change) -> None:
-        if not change:
-            obj.created_by = request.user
-        super().save_model(request, obj, form, change)
+        fields = {
+            name: form.cleaned_data[name] for name in COLLECTION_FIELDS if name in form.cleaned_data
+        }
+        if change:
+            stored = ChallengeCollection.objects.get(pk=obj.pk)
+            saved = collection_services.collection_update(collection=stored, **fields)
+        else:
+            saved = collection_services.collection_create(
+                workspace=form.cleaned_data["workspace"], user=request.user, **fields
+            )
+        _adopt(saved, obj)
+
+    def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
+        if not isinstance(formset, CollectionItemFormSet):
+            return super().save_formset(request, form, formset, change)
+        # Only for the history message (it lists added, changed and deleted rows); the
+        # service below writes the whole ordered list in one transaction.
+        formset.save(commit=False)
+        rows = []
+        for index, item_form in enumerate(formset.forms):
+            data = item_form.cleaned_data
+            if not data or data.get("DELETE") or not data.get("challenge"):
+                continue
+            rows.append((data.get("position") or 0, index, data["challenge"].pk))
+        collection_services.collection_set_challenges(
+            collection=form.instance, challenge_ids=[pk for _, _, pk in sorted(rows)]
+        )
+
+    def delete_model(self, request: HttpRequest, obj: ChallengeCollection) -> None:
+        collection_services.collection_delete(collection=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for collection in queryset:
+            collection_services.collection_delete(collection=collection)
 
 
 # --- Bridge keys ----------------------------------------------------------------------

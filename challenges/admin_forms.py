@@ -8,9 +8,10 @@ from django.core.validators import RegexValidator
 from django.db.models import QuerySet
 from django.forms.models import BaseInlineFormSet
 
+from challenges.collections import COLLECTION_FIELDS, collection_errors
 from challenges.models import BridgeKey, Challenge, ChallengeCollection, Secret
 from challenges.services import CHALLENGE_FIELDS
-from challenges.validation import challenge_errors, theme_errors
+from challenges.validation import challenge_errors
 
 # Form field -> key of Challenge.judge_config.
 JUDGE_FIELDS = {
@@ -196,34 +197,23 @@ class BridgeKeyAdminForm(forms.ModelForm):
 class ChallengeCollectionAdminForm(forms.ModelForm):
     class Meta:
         model = ChallengeCollection
-        fields = (
-            "workspace",
-            "app_id",
-            "name",
-            "slug",
-            "description",
-            "instructions_md",
-            "theme",
-            "is_public",
-            "scoring_strategy",
-            "scoring_plugin_id",
-            "scoring_entrypoint",
-            "scoring_config",
-        )
+        fields = ("workspace", *COLLECTION_FIELDS)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if "slug" in self.fields:
+            self.fields["slug"].required = False
+            self.fields["slug"].help_text = "Left blank, it is made from the name."
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
         for name in ("theme", "scoring_config"):
             if name in cleaned and cleaned[name] is None:
                 cleaned[name] = {}
-        for message in theme_errors(cleaned.get("theme") or {}):
-            self.add_error("theme" if "theme" in self.fields else None, message)
-        if cleaned.get("scoring_strategy") == ChallengeCollection.Strategy.CUSTOM and not (
-            cleaned.get("scoring_plugin_id") or cleaned.get("scoring_entrypoint")
-        ):
-            self.add_error(
-                "scoring_plugin_id", "Custom scoring needs a plugin id or an entrypoint."
-            )
+        data = {name: cleaned.get(name, getattr(self.instance, name)) for name in COLLECTION_FIELDS}
+        for field, messages in collection_errors(data).items():
+            for message in messages:
+                self.add_error(field if field in self.fields else None, message)
         return cleaned
 
 

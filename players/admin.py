@@ -7,12 +7,14 @@ workspace is all it takes. Superusers see and change everything.
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.forms.models import BaseInlineFormSet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponseRedirect
+from django.urls import reverse
 
+from config.errors import ApplicationError
 from players.models import EndUser, Membership, PlayerProfile, Workspace
 from players.selectors import workspaces_for_user
 
@@ -127,6 +129,25 @@ class WorkspaceScopedAdmin(admin.ModelAdmin):
         return super().formfield_for_foreignkey(
             db_field, request, **limit_foreign_key(request, db_field, kwargs)
         )
+
+    # Forms check what they can; a service may still refuse (a lost race on a unique
+    # name, a secret still in use). Its transaction is rolled back and the reason shown.
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except ApplicationError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
+
+    def delete_view(self, request, object_id, extra_context=None):
+        try:
+            return super().delete_view(request, object_id, extra_context)
+        except ApplicationError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+            opts = self.opts
+            return HttpResponseRedirect(
+                reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[object_id])
+            )
 
 
 class WorkspaceScopedInline(admin.TabularInline):

@@ -96,6 +96,7 @@ def test_it_lets_a_viewer_see_the_items_but_not_reorder_them(creator, viewer, wo
     admin_client(creator).post(ADD, form_data(workspace, [(1, challenge)]))
     collection = ChallengeCollection.objects.get()
     item = CollectionItem.objects.get()
+    position = item.position
     client = admin_client(viewer)
 
     page = client.get(f"{LIST}{collection.pk}/change/")
@@ -107,4 +108,29 @@ def test_it_lets_a_viewer_see_the_items_but_not_reorder_them(creator, viewer, wo
     data.update({"items-0-id": str(item.pk), "items-0-position": "9"})
     assert client.post(f"{LIST}{collection.pk}/change/", data).status_code == 403
     item.refresh_from_db()
-    assert item.position == 1
+    assert item.position == position
+
+
+def test_it_reorders_and_removes_items_by_their_positions(creator, workspace):
+    first = make_challenge(workspace=workspace, name="First")
+    second = make_challenge(workspace=workspace, name="Second")
+    third = make_challenge(workspace=workspace, name="Third")
+    client = admin_client(creator)
+    client.post(ADD, form_data(workspace, [(1, first), (2, second), (3, third)]))
+    collection = ChallengeCollection.objects.get()
+    items = {item.challenge_id: item for item in collection.items.all()}
+
+    data = form_data(workspace, **{"items-INITIAL_FORMS": "3", "items-TOTAL_FORMS": "3"})
+    for index, (challenge, position) in enumerate(((first, 5), (second, 1), (third, 2))):
+        data[f"items-{index}-id"] = str(items[challenge.pk].pk)
+        data[f"items-{index}-collection"] = str(collection.pk)
+        data[f"items-{index}-challenge"] = str(challenge.pk)
+        data[f"items-{index}-position"] = str(position)
+    data["items-2-DELETE"] = "on"
+    response = client.post(f"{LIST}{collection.pk}/change/", data)
+
+    assert response.status_code == 302, response.content.decode()[:3000]
+    ordered = list(collection.items.values_list("challenge__name", flat=True))
+    assert ordered == ["Second", "First"]
+    history = client.get(f"{LIST}{collection.pk}/history/").content.decode()
+    assert "Deleted collection item" in history
