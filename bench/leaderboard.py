@@ -378,6 +378,12 @@ def _run_sql(query: str) -> None:
         cursor.fetchall()
 
 
+def _run_sql_params(query: str, params: list) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(query, params)
+        cursor.fetchall()
+
+
 def explain(label: str, call: Callable[[], object]) -> None:
     with connection.cursor() as cursor:
         cursor.execute("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + _last_sql(call))
@@ -436,6 +442,18 @@ def main() -> None:
         for challenge_id, user_id in picks
     ]
     measure("leaderboard_rank(random player)", calls)
+    # For comparison: the same rank from one row-value comparison, which the
+    # (challenge, rank_value, achieved_at, id) index answers as a range.
+    rank_sql = (
+        f"SELECT count(*) + 1 FROM {_table(LeaderboardEntry)} AS e, {_table(LeaderboardEntry)}"
+        " AS mine WHERE mine.challenge_id = %s AND mine.end_user_id = %s"
+        " AND e.challenge_id = mine.challenge_id"
+        " AND (e.rank_value, e.achieved_at, e.id) < (mine.rank_value, mine.achieved_at, mine.id)"
+    )
+    measure(
+        "  row-comparison rank, raw SQL (alternative)",
+        [partial(_run_sql_params, rank_sql, [c, u]) for c, u in picks],
+    )
 
     players = list(EndUser.objects.filter(workspace=workspace).order_by("?")[: options.writes])
 
