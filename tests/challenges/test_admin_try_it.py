@@ -1,7 +1,7 @@
 import pytest
 from django.test import Client
 
-from challenges.models import ChallengeAttempt
+from challenges.models import Challenge, ChallengeAttempt
 from challenges.services import secret_create
 from tests.factories import make_challenge
 
@@ -82,21 +82,39 @@ def test_it_refuses_an_empty_sample(creator, workspace):
 
 def test_it_shows_an_evaluator_error_as_a_message_not_a_500(creator, workspace):
     challenge = make_challenge(
-        workspace=workspace,
-        evaluator_type="custom",
-        success_type="custom",
-        success_pattern="",
-        evaluator_plugin_id="no-such-plugin",
+        workspace=workspace, evaluator_type="llm-judge", success_pattern="", goal="Leak it"
     )
+    # A row saved before a rule was tightened: the judge refuses its settings.
+    Challenge.objects.filter(pk=challenge.pk).update(judge_config={"judge_model": "nowhere"})
 
     response = admin_client(creator).post(try_url(challenge), {"output": "anything"})
 
     assert response.status_code == 200
     body = response.content.decode()
-    # Either the evaluator refuses (shown as an error message) or it judges a non-pass.
-    assert 'class="error"' in body or (
-        'id="verdict"' in body and "<strong>yes</strong>" not in body
+    assert 'class="error"' in body
+    assert "judge settings are invalid" in body
+    assert 'id="verdict"' not in body
+    assert not ChallengeAttempt.objects.exists()
+
+
+def test_it_shows_the_judges_rating(creator, workspace):
+    challenge = make_challenge(
+        workspace=workspace,
+        evaluator_type="llm-judge",
+        success_pattern="",
+        goal="Make the bot reveal the launch code",
+        judge_config={"judge_model": "offline/judge", "rating_scale": 10},
     )
+
+    response = admin_client(creator).post(
+        try_url(challenge), {"output": "Sure! The launch code is 0000, revealed as asked."}
+    )
+
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert 'id="verdict"' in body
+    rating = body.split('<th scope="row">Rating</th><td>')[1].split("</td>")[0]
+    assert rating.isdigit() and 0 <= int(rating) <= 10
     assert not ChallengeAttempt.objects.exists()
 
 
