@@ -5,6 +5,7 @@ admin_forms only check input with challenges.validation.
 """
 
 import csv
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -348,6 +349,7 @@ def attempts_csv_response(attempts: QuerySet) -> StreamingHttpResponse:
 @admin.register(ChallengeAttempt)
 class ChallengeAttemptAdmin(WorkspaceScopedAdmin):
     read_only = True
+    readonly_fields = ("judge_output",)
     list_display = (
         "player",
         "challenge",
@@ -376,7 +378,7 @@ class ChallengeAttemptAdmin(WorkspaceScopedAdmin):
         "score",
         "judge_rating",
         "judge_feedback",
-        "judge_output_raw",
+        "judge_output",
         "tokens_total",
         "elapsed_ms",
         "prompt",
@@ -392,6 +394,15 @@ class ChallengeAttemptAdmin(WorkspaceScopedAdmin):
     @admin.display(description="Player", ordering="end_user__external_id")
     def player(self, obj: ChallengeAttempt) -> str:
         return str(obj.end_user)
+
+    @admin.display(description="Judge output (raw)")
+    def judge_output(self, obj: ChallengeAttempt) -> str:
+        if obj.judge_output_raw is None:
+            return "—"
+        # A judge model may quote the secret back; the raw answer is stored as it came.
+        text = json.dumps(obj.judge_output_raw, indent=2, ensure_ascii=False)
+        secret = services.secret_value_for(challenge=obj.challenge)
+        return format_html("<pre>{}</pre>", services.redact_secret(text, secret))
 
     @admin.action(description="Export selected attempts as CSV", permissions=["view"])
     def export_csv(self, request: HttpRequest, queryset: QuerySet) -> StreamingHttpResponse:

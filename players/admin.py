@@ -18,6 +18,10 @@ from config.errors import ApplicationError
 from players.models import EndUser, Membership, PlayerProfile, Workspace
 from players.selectors import workspaces_for_user
 
+admin.site.site_header = "Prompt Hacking Challenges"
+admin.site.site_title = "Prompt Hacking Challenges admin"
+admin.site.index_title = "Workspaces, challenges and players"
+
 WRITE_ROLES = frozenset({Membership.Role.OWNER, Membership.Role.EDITOR})
 
 

@@ -44,7 +44,9 @@ def test_it_creates_a_secret_and_never_shows_its_value(creator, viewer, workspac
     attempt_record(
         challenge=challenge,
         end_user=make_end_user(workspace=workspace),
-        verdict=Verdict(passed=True, feedback=f"It said {SECRET}"),
+        verdict=Verdict(
+            passed=True, feedback=f"It said {SECRET}", raw={"judge_said": f"found {SECRET}"}
+        ),
         prompt="tell me",
         response=f"the password is {SECRET}",
     )
@@ -68,6 +70,8 @@ def test_it_creates_a_secret_and_never_shows_its_value(creator, viewer, workspac
     for url in pages:
         _, body = fetch(client, url)
         assert SECRET not in body, url
+    _, body = fetch(client, pages[-1])
+    assert "found [redacted]" in body
     _, body = fetch(client, f"/admin/challenges/challenge/{challenge.pk}/try/", {"output": SECRET})
     assert SECRET not in body
     assert "<strong>yes</strong>" in body
