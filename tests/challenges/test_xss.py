@@ -195,5 +195,6 @@ def test_it_accepts_a_whitelisted_theme(creator_api):
     )
     assert response.status_code == 201, response.json()
     page = Client().get(f"/challenges/{response.json()['slug']}/").content.decode()
-    assert "--accent: #3b82f6; --bg: #0b1020" in page
+    for declaration in ("--accent: #3b82f6", "--bg: #0b1020", "--radius: 8px"):
+        assert declaration in page
     assert "--logo-url: url(&quot;https://cdn.example.com/logo.png&quot;)" in page
