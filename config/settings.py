@@ -86,6 +86,16 @@ DATABASES = {"default": env.db_url("DATABASE_URL", default=f"sqlite:///{BASE_DIR
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # Under ASGI each request runs its sync code on a new thread, so persistent per-thread
+    # connections pile up; a psycopg pool per process (DB_POOL_SIZE > 0) reuses them.
+    if DB_POOL_SIZE := env.int("DB_POOL_SIZE", default=0):
+        DATABASES["default"]["CONN_MAX_AGE"] = 0
+        DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": min(2, DB_POOL_SIZE),
+            "max_size": DB_POOL_SIZE,
+            "timeout": env.float("DB_POOL_TIMEOUT", default=10.0),
+        }
 else:
     # SQLite waits for a lock instead of failing at once under concurrent writers.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
