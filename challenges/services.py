@@ -1,6 +1,7 @@
 import dataclasses
 import hashlib
 import re
+from functools import partial
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -10,6 +11,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from challenges.bridge import signatures
+from challenges.consumers import leaderboard_broadcast
 from challenges.models import BridgeKey, Challenge, ChallengeAttempt, LeaderboardEntry, Secret
 from challenges.scoring import standing_for
 from challenges.validation import SECRET_PLACEHOLDER, challenge_errors
@@ -348,6 +350,7 @@ def attempt_record(
             attempt.save(force_insert=True)
             if verdict.passed:
                 _leaderboard_offer(attempt, rank_value=standing.rank_value)
+                transaction.on_commit(partial(leaderboard_broadcast, challenge_id=challenge.id))
     except IntegrityError:
         if not idempotency_key:
             raise
