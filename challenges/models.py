@@ -306,6 +306,9 @@ class BridgeDelivery(models.Model):
             ),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.endpoint} run {self.workflow_run_id}"
+
 
 class ChallengeCollection(models.Model):
     class Strategy(models.TextChoices):

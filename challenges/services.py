@@ -282,6 +282,16 @@ def attempt_custom_score(
     )
 
 
+def _redact_json(value: Any, secret: str | None) -> Any:
+    if isinstance(value, str):
+        return redact_secret(value, secret)
+    if isinstance(value, dict):
+        return {key: _redact_json(item, secret) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redact_json(item, secret) for item in value]
+    return value
+
+
 def _fingerprint(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest() if text else ""
 
@@ -332,7 +342,7 @@ def attempt_record(
         score=standing.score if verdict.passed else None,
         judge_rating=verdict.rating,
         judge_feedback=redact_secret(verdict.feedback, secret),
-        judge_output_raw=verdict.raw,
+        judge_output_raw=_redact_json(verdict.raw, secret),
         tokens_total=tokens_total,
         elapsed_ms=elapsed_ms,
         prompt_sha256=_fingerprint(prompt),

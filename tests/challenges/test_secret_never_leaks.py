@@ -4,6 +4,7 @@ import pytest
 
 from challenges.models import ChallengeAttempt
 from challenges.services import attempt_record, challenge_evaluate
+from judging.verdicts import Verdict
 from tests.factories import make_challenge, make_end_user
 
 pytestmark = pytest.mark.django_db
@@ -70,3 +71,20 @@ def test_no_response_stored_attempt_or_log_line_holds_the_secret(
     stored = ChallengeAttempt.objects.get()
     assert SECRET.lower() not in (stored.prompt + stored.response + stored.judge_feedback).lower()
     assert "[redacted]" in stored.response
+
+
+def test_raw_judge_output_is_stored_without_the_secret(workspace):
+    from challenges.models import Secret
+
+    Secret.objects.create(workspace=workspace, name="vault", value=SECRET)
+    challenge = make_challenge(
+        workspace=workspace, success_pattern="{{secret}}", secret_ref="vault"
+    )
+    raw = {"feedback": f"It said {SECRET}", "details": [f"x {SECRET} y", 3]}
+    attempt_record(
+        challenge=challenge,
+        end_user=make_end_user(workspace=workspace),
+        verdict=Verdict(True, "ok", 8, raw),
+    )
+    stored = ChallengeAttempt.objects.get().judge_output_raw
+    assert stored == {"feedback": "It said [redacted]", "details": ["x [redacted] y", 3]}
