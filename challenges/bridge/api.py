@@ -123,7 +123,10 @@ class ChallengeEvaluatorOutputSerializer(serializers.Serializer):
 
 class ChallengeEvaluatorApi(BridgeApi):
     @extend_schema(
-        request=ChallengeEvaluatorInputSerializer,
+        request={
+            "application/json": ChallengeEvaluatorInputSerializer,
+            "text/plain": ChallengeEvaluatorInputSerializer,
+        },
         responses=ChallengeEvaluatorOutputSerializer,
         summary="Dify challenge-evaluator node",
     )
@@ -181,7 +184,10 @@ JUDGE_CONFIG_FIELDS = (
 
 class JudgingLlmApi(BridgeApi):
     @extend_schema(
-        request=JudgingLlmInputSerializer,
+        request={
+            "application/json": JudgingLlmInputSerializer,
+            "text/plain": JudgingLlmInputSerializer,
+        },
         responses=JudgingLlmOutputSerializer,
         summary="Dify judging-llm node",
     )

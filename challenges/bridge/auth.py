@@ -10,6 +10,7 @@ import uuid
 from django.contrib.auth.models import AnonymousUser
 from django.core.cache import cache
 from django.utils import timezone
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
 from challenges.bridge import signatures
@@ -115,3 +116,16 @@ class BridgeKeyAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request) -> str:
         return 'Bearer realm="bridge"'
+
+
+class BridgeKeyScheme(OpenApiAuthenticationExtension):
+    target_class = BridgeKeyAuthentication
+    name = "bridgeKey"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "Workspace bridge key (whsec_…), or Standard Webhooks signature "
+            "headers with X-Workspace.",
+        }
