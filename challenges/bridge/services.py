@@ -187,6 +187,12 @@ def bridge_challenge_evaluate(
     hidden_names = list(challenge.mask_variables or []) + list(mask_variables or [])
     hidden = _masked_values(variables, hidden_names)
     end_user = None
+    if user.startswith("account:"):
+        # That form names a logged-in player's own EndUser; a Dify run must not claim it.
+        raise ApplicationError(
+            "'user' values starting with 'account:' are reserved for site accounts.",
+            fields={"user": ["Reserved prefix 'account:'."]},
+        )
     if user:
         if not challenge.is_open():
             raise ApplicationError(

@@ -359,3 +359,19 @@ def test_it_judges_with_the_llm_when_the_challenge_says_so(bridge_api, workspace
     assert body["judge_feedback"] == "A fine poem."
     attempt = ChallengeAttempt.objects.get()
     assert (attempt.judge_rating, attempt.score) == (8, 8.0)
+
+
+def test_it_refuses_a_user_that_claims_a_site_account(bridge_api, challenge):
+    response = post_json(
+        bridge_api,
+        EVALUATOR,
+        {
+            "challenge_id": str(challenge.id),
+            "output": "open sesame",
+            "user": "account:1",
+            "workflow_run_id": run_id(),
+        },
+    )
+    assert response.status_code == 400
+    assert "user" in response.json()["error"]["fields"]
+    assert not ChallengeAttempt.objects.exists()
