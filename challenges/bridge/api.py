@@ -71,7 +71,9 @@ class BridgeApi(APIView):
 
 
 class InlineRuleSerializer(serializers.Serializer):
-    success_type = serializers.ChoiceField(choices=services.INLINE_SUCCESS_TYPES)
+    # Plain text checked by the service: a second choice set named success_type would
+    # clash with the console's in the OpenAPI schema.
+    success_type = serializers.CharField(max_length=20, help_text="contains or regex")
     success_pattern = serializers.CharField(max_length=2000)
     scoring_strategy = serializers.CharField(max_length=20, required=False, allow_blank=True)
 
@@ -79,7 +81,9 @@ class InlineRuleSerializer(serializers.Serializer):
 class ChallengeEvaluatorInputSerializer(serializers.Serializer):
     challenge_id = serializers.CharField(max_length=100, required=False, allow_blank=True)
     inline = InlineRuleSerializer(required=False)
-    success_type = serializers.ChoiceField(choices=services.INLINE_SUCCESS_TYPES, required=False)
+    success_type = serializers.CharField(
+        max_length=20, required=False, help_text="contains or regex (inline rule)"
+    )
     success_pattern = serializers.CharField(max_length=2000, required=False)
     scoring_strategy = serializers.CharField(max_length=20, required=False, allow_blank=True)
     output = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)

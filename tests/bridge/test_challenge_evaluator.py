@@ -375,3 +375,13 @@ def test_it_refuses_a_user_that_claims_a_site_account(bridge_api, challenge):
     assert response.status_code == 400
     assert "user" in response.json()["error"]["fields"]
     assert not ChallengeAttempt.objects.exists()
+
+
+def test_it_refuses_an_unknown_inline_rule_type(bridge_api):
+    response = post_json(
+        bridge_api,
+        EVALUATOR,
+        {"success_type": "glob", "success_pattern": "a*", "output": "a", "workflow_run_id": "r"},
+    )
+    assert response.status_code == 400
+    assert response.json()["error"]["fields"] == {"success_type": ["contains or regex"]}
