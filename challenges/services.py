@@ -4,9 +4,9 @@ import re
 from functools import partial
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -63,11 +63,17 @@ REDACTED = "[redacted]"
 def secret_value_for(*, challenge: Challenge) -> str | None:
     if not challenge.secret_ref:
         return None
-    return (
+    # One call evaluates, redacts and records: look the value up once per loaded challenge.
+    cached = challenge.__dict__.get("_secret_value")
+    if cached is not None and cached[0] == challenge.secret_ref:
+        return cached[1]
+    value = (
         Secret.objects.filter(workspace_id=challenge.workspace_id, name=challenge.secret_ref)
         .values_list("value", flat=True)
         .first()
     )
+    challenge.__dict__["_secret_value"] = (challenge.secret_ref, value)
+    return value
 
 
 def fill_secret(text: str, secret: str | None, *, regex: bool = False) -> str:
@@ -317,12 +323,6 @@ def attempt_record(
     """
     if end_user.workspace_id != challenge.workspace_id:
         raise ApplicationError("The player does not belong to this challenge's workspace.")
-    if idempotency_key:
-        existing = ChallengeAttempt.objects.filter(
-            workspace_id=challenge.workspace_id, idempotency_key=idempotency_key
-        ).first()
-        if existing:
-            return existing
 
     secret = secret_value_for(challenge=challenge)
     standing = standing_for(
@@ -358,25 +358,65 @@ def attempt_record(
     try:
         with transaction.atomic():
             attempt.save(force_insert=True)
-            if verdict.passed:
-                _leaderboard_offer(attempt, rank_value=standing.rank_value)
+            board_changed = verdict.passed and _leaderboard_offer(
+                attempt, rank_value=standing.rank_value
+            )
+            if board_changed and _within_visible_board(attempt, rank_value=standing.rank_value):
                 transaction.on_commit(partial(leaderboard_broadcast, challenge_id=challenge.id))
     except IntegrityError:
-        if not idempotency_key:
-            raise
-        return ChallengeAttempt.objects.get(
-            workspace_id=challenge.workspace_id, idempotency_key=idempotency_key
+        # The unique idempotency key is the guard: a repeat returns the first attempt.
+        existing = idempotency_key and (
+            ChallengeAttempt.objects.filter(
+                workspace_id=challenge.workspace_id, idempotency_key=idempotency_key
+            ).first()
         )
+        if not existing:
+            raise
+        return existing
     return attempt
 
 
-def _leaderboard_offer(attempt: ChallengeAttempt, *, rank_value: float) -> None:
+_UPSERT_COLUMNS = (
+    "challenge_id",
+    "end_user_id",
+    "attempt_id",
+    "rank_value",
+    "achieved_at",
+    "score",
+    "judge_rating",
+    "tokens_total",
+    "elapsed_ms",
+    "first_succeeded_at",
+)
+_REPLACED_ON_IMPROVEMENT = _UPSERT_COLUMNS[2:-1]
+
+
+def _leaderboard_upsert_sql() -> str:
+    table = LeaderboardEntry._meta.db_table
+    columns = ", ".join(_UPSERT_COLUMNS)
+    placeholders = ", ".join(["%s"] * len(_UPSERT_COLUMNS))
+    updates = ", ".join(f"{name} = excluded.{name}" for name in _REPLACED_ON_IMPROVEMENT)
+    # Only our own table and column names are interpolated; values go as parameters.
+    return (
+        f"INSERT INTO {table} AS entry ({columns}) VALUES ({placeholders}) "  # noqa: S608
+        "ON CONFLICT (challenge_id, end_user_id) DO UPDATE SET "
+        f"{updates} "
+        "WHERE excluded.rank_value < entry.rank_value OR "
+        "(excluded.rank_value = entry.rank_value AND excluded.achieved_at < entry.achieved_at) "
+        "RETURNING id"
+    )
+
+
+def _leaderboard_offer(attempt: ChallengeAttempt, *, rank_value: float) -> bool:
     """Make `attempt` the player's entry if it beats the one there (or there is none).
 
-    Insert-if-absent then a conditional UPDATE: both are single statements, so
-    concurrent attempts by the same player cannot lose the better one.
+    One INSERT … ON CONFLICT DO UPDATE … WHERE better: atomic in the database, so
+    concurrent attempts by the same player cannot lose the better one. Returns whether
+    the entry changed.
     """
     values = {
+        "challenge_id": attempt.challenge_id,
+        "end_user_id": attempt.end_user_id,
         "attempt_id": attempt.id,
         "rank_value": rank_value,
         "achieved_at": attempt.created_at,
@@ -384,24 +424,29 @@ def _leaderboard_offer(attempt: ChallengeAttempt, *, rank_value: float) -> None:
         "judge_rating": attempt.judge_rating,
         "tokens_total": attempt.tokens_total,
         "elapsed_ms": attempt.elapsed_ms,
+        "first_succeeded_at": attempt.created_at,
     }
-    LeaderboardEntry.objects.bulk_create(
-        [
-            LeaderboardEntry(
-                challenge_id=attempt.challenge_id,
-                end_user_id=attempt.end_user_id,
-                first_succeeded_at=attempt.created_at,
-                **values,
-            )
-        ],
-        ignore_conflicts=True,
+    fields = {field.attname: field for field in LeaderboardEntry._meta.concrete_fields}
+    params = [
+        fields[name].get_db_prep_value(values[name], connection, prepared=False)
+        for name in _UPSERT_COLUMNS
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(_leaderboard_upsert_sql(), params)
+        return cursor.fetchone() is not None
+
+
+def _within_visible_board(attempt: ChallengeAttempt, *, rank_value: float) -> bool:
+    """Whether the entry now stands among the rows a live board shows (only then push)."""
+    last_shown = (
+        LeaderboardEntry.objects.filter(challenge_id=attempt.challenge_id)
+        .order_by("rank_value", "achieved_at", "id")
+        .values_list("rank_value", "achieved_at")[
+            settings.LEADERBOARD_DEFAULT_LIMIT - 1 : settings.LEADERBOARD_DEFAULT_LIMIT
+        ]
     )
-    beaten = Q(rank_value__gt=rank_value) | Q(
-        rank_value=rank_value, achieved_at__gt=attempt.created_at
-    )
-    LeaderboardEntry.objects.filter(
-        challenge_id=attempt.challenge_id, end_user_id=attempt.end_user_id
-    ).filter(beaten).update(**values)
+    row = next(iter(last_shown), None)
+    return row is None or (rank_value, attempt.created_at) <= row
 
 
 @transaction.atomic

@@ -90,3 +90,37 @@ def test_it_refuses_switched_off_challenges(guarded):
         assert not connected
 
     async_to_sync(scenario)()
+
+
+def test_it_pushes_only_when_the_shown_rows_change(workspace):
+    from challenges.services import attempt_record
+    from judging.verdicts import Verdict
+    from tests.factories import make_end_user
+
+    challenge = make_challenge(workspace=workspace, scoring_strategy="fastest")
+
+    def win(name: str, elapsed_ms: int) -> None:
+        attempt_record(
+            challenge=challenge,
+            end_user=make_end_user(workspace=workspace, external_id=name),
+            verdict=Verdict(True, "ok"),
+            elapsed_ms=elapsed_ms,
+        )
+
+    for n in range(10):  # fills the ten rows a live board shows
+        win(f"p{n}", 100 + n)
+
+    async def scenario():
+        communicator = socket(challenge.id)
+        await communicator.connect(timeout=5)
+        await communicator.receive_json_from(timeout=5)
+        await database_sync_to_async(win)("slowpoke", 5000)  # 11th: nobody sees it
+        assert await communicator.receive_nothing(timeout=0.3)
+        await database_sync_to_async(win)("p0", 900)  # worse than p0's best: no change
+        assert await communicator.receive_nothing(timeout=0.3)
+        await database_sync_to_async(win)("slowpoke", 50)  # jumps to first place
+        pushed = await communicator.receive_json_from(timeout=5)
+        assert pushed["entries"][0]["player"] == "slowpoke"
+        await communicator.disconnect()
+
+    async_to_sync(scenario)()
