@@ -4,9 +4,7 @@ Writes go through challenges.services so the rules live in one place; the forms 
 admin_forms only check input with challenges.validation.
 """
 
-import csv
 import json
-from collections.abc import Iterator
 from typing import Any
 
 from django.contrib import admin, messages
@@ -37,6 +35,7 @@ from challenges.admin_forms import (
     SecretAdminForm,
 )
 from challenges.collections import COLLECTION_FIELDS
+from challenges.exports import attempts_csv_response
 from challenges.models import (
     BridgeKey,
     Challenge,
@@ -290,60 +289,6 @@ class SecretAdmin(WorkspaceScopedAdmin):
 
 
 # --- Attempts -------------------------------------------------------------------------
-
-CSV_COLUMNS = (
-    "attempt_id",
-    "created_at",
-    "challenge",
-    "player",
-    "end_user_external_id",
-    "succeeded",
-    "score",
-    "judge_rating",
-    "tokens_total",
-    "elapsed_ms",
-    "source",
-    "workflow_run_id",
-)
-
-
-def csv_cell(value: Any) -> Any:
-    if not isinstance(value, str):
-        return "" if value is None else value
-    # A leading =, +, - or @ would run as a formula when the file is opened in a spreadsheet.
-    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
-
-
-class _Echo:
-    def write(self, value: str) -> str:
-        return value
-
-
-def _attempt_rows(attempts: QuerySet) -> Iterator[str]:
-    writer = csv.writer(_Echo())
-    yield writer.writerow(CSV_COLUMNS)
-    for attempt in attempts.select_related("end_user", "challenge").iterator(chunk_size=1000):
-        row = (
-            str(attempt.id),
-            attempt.created_at.isoformat(),
-            attempt.challenge.name,
-            attempt.end_user.public_name,
-            attempt.end_user.external_id,
-            attempt.succeeded,
-            attempt.score,
-            attempt.judge_rating,
-            attempt.tokens_total,
-            attempt.elapsed_ms,
-            attempt.source,
-            attempt.workflow_run_id,
-        )
-        yield writer.writerow([csv_cell(value) for value in row])
-
-
-def attempts_csv_response(attempts: QuerySet) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(_attempt_rows(attempts), content_type="text/csv")
-    response["Content-Disposition"] = 'attachment; filename="attempts.csv"'
-    return response
 
 
 @admin.register(ChallengeAttempt)

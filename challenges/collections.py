@@ -27,8 +27,8 @@ from django.db.models import (
     When,
 )
 from django.db.models.functions import Cast
-from django.utils.text import slugify
 
+from challenges import services
 from challenges.models import Challenge, ChallengeCollection, CollectionItem, LeaderboardEntry
 from challenges.validation import theme_errors
 from config.errors import ApplicationError
@@ -60,20 +60,6 @@ HIGHER_IS_BETTER_CHALLENGE_STRATEGIES = (
 
 
 # --- Services -----------------------------------------------------------------------
-
-
-def _unique_slug(base: str, *, exclude_id=None) -> str:
-    base = slugify(base)[:70] or "collection"
-    taken = set(
-        ChallengeCollection.objects.filter(slug__startswith=base)
-        .exclude(id=exclude_id)
-        .values_list("slug", flat=True)
-    )
-    slug, n = base, 1
-    while slug in taken:
-        n += 1
-        slug = f"{base}-{n}"
-    return slug
 
 
 def collection_errors(data: dict[str, Any]) -> dict[str, list[str]]:
@@ -136,7 +122,9 @@ def collection_create(
     collection = ChallengeCollection(workspace=workspace, created_by=user)
     _validated(collection, fields)
     if not collection.slug:
-        collection.slug = _unique_slug(collection.name)
+        collection.slug = services.unique_slug(
+            ChallengeCollection, collection.name, fallback="collection"
+        )
     _save(collection)
     return collection
 
@@ -144,7 +132,9 @@ def collection_create(
 def collection_update(*, collection: ChallengeCollection, **fields: Any) -> ChallengeCollection:
     _validated(collection, fields)
     if not collection.slug:
-        collection.slug = _unique_slug(collection.name, exclude_id=collection.id)
+        collection.slug = services.unique_slug(
+            ChallengeCollection, collection.name, fallback="collection", exclude_id=collection.id
+        )
     _save(collection)
     return collection
 

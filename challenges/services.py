@@ -135,10 +135,11 @@ def secret_delete(*, secret: Secret) -> None:
 # --- Challenges ---------------------------------------------------------------------
 
 
-def _unique_slug(base: str, *, exclude_id=None) -> str:
-    base = slugify(base)[:70] or "challenge"
+def unique_slug(model, base: str, *, fallback: str, exclude_id=None) -> str:
+    """A site-wide unique slug for `model` made from `base` (pages live at /…/<slug>/)."""
+    base = slugify(base)[:70] or fallback
     taken = set(
-        Challenge.objects.filter(slug__startswith=base)
+        model.objects.filter(slug__startswith=base)
         .exclude(id=exclude_id)
         .values_list("slug", flat=True)
     )
@@ -180,7 +181,7 @@ def challenge_create(
     challenge = Challenge(workspace=workspace, created_by=user, updated_by=user)
     _validated(challenge, fields)
     if not challenge.slug:
-        challenge.slug = _unique_slug(challenge.name)
+        challenge.slug = unique_slug(Challenge, challenge.name, fallback="challenge")
     challenge.save()
     return challenge
 
@@ -193,7 +194,9 @@ def challenge_update(
     _validated(challenge, fields)
     challenge.updated_by = user
     if not challenge.slug:
-        challenge.slug = _unique_slug(challenge.name, exclude_id=challenge.id)
+        challenge.slug = unique_slug(
+            Challenge, challenge.name, fallback="challenge", exclude_id=challenge.id
+        )
     challenge.save()
     if challenge.scoring_strategy != previous_strategy:
         # A board can hold 100k players: re-rank it in the background once committed.

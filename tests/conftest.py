@@ -19,6 +19,26 @@ def require_service(name: str, available: bool, why: str = "") -> None:
     pytest.skip(message)
 
 
+def redis_up() -> bool:
+    import redis
+    from django.conf import settings
+
+    if not settings.REDIS_URL:
+        return False
+    try:
+        return bool(redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2).ping())
+    except redis.RedisError:
+        return False
+
+
+def subprocess_database_url() -> str:
+    """The URL of the database this test run uses, for a server or worker subprocess."""
+    from django.db import connection
+
+    db = connection.settings_dict
+    return f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
 def client_for(user=None) -> APIClient:
     client = APIClient()
     if user is not None:

@@ -7,43 +7,27 @@ import time
 from pathlib import Path
 
 import pytest
-import redis
-from django.conf import settings
 from django.db import connection
 
 from challenges.models import LeaderboardEntry
 from challenges.services import attempt_record, challenge_update
 from config.celery import app as celery_app
 from judging.verdicts import Verdict
-from tests.conftest import require_service
+from tests.conftest import redis_up, require_service, subprocess_database_url
 from tests.factories import make_challenge, make_end_user, make_workspace
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _redis_up() -> bool:
-    if not settings.REDIS_URL:
-        return False
-    try:
-        return bool(redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2).ping())
-    except redis.RedisError:
-        return False
-
-
-def _database_url() -> str:
-    db = connection.settings_dict
-    return f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
 @pytest.fixture
 def worker():
-    require_service("Redis", _redis_up(), "set REDIS_URL")
+    require_service("Redis", redis_up(), "set REDIS_URL")
     require_service("PostgreSQL", connection.vendor == "postgresql", "set DATABASE_URL")
     queue = f"phc-test-{os.getpid()}"
     env = {
         **os.environ,
         "TESTING": "true",
-        "DATABASE_URL": _database_url(),
+        "DATABASE_URL": subprocess_database_url(),
         "CELERY_TASK_ALWAYS_EAGER": "false",
         "CELERY_QUEUE": queue,
     }

@@ -10,27 +10,16 @@ import time
 from pathlib import Path
 
 import pytest
-import redis
-from django.conf import settings
 from django.db import connection
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
 from challenges.services import attempt_record
 from judging.verdicts import Verdict
-from tests.conftest import require_service
+from tests.conftest import redis_up, require_service, subprocess_database_url
 from tests.factories import make_challenge, make_end_user, make_workspace
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _redis_up() -> bool:
-    if not settings.REDIS_URL:
-        return False
-    try:
-        return bool(redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2).ping())
-    except redis.RedisError:
-        return False
 
 
 def _free_port() -> int:
@@ -41,16 +30,10 @@ def _free_port() -> int:
 
 @pytest.fixture
 def server():
-    require_service("Redis", _redis_up(), "set REDIS_URL")
+    require_service("Redis", redis_up(), "set REDIS_URL")
     require_service("PostgreSQL", connection.vendor == "postgresql", "set DATABASE_URL")
-    db = connection.settings_dict
     port = _free_port()
-    env = {
-        **os.environ,
-        "TESTING": "true",
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:"
-        f"{db['PORT'] or 5432}/{db['NAME']}",
-    }
+    env = {**os.environ, "TESTING": "true", "DATABASE_URL": subprocess_database_url()}
     process = subprocess.Popen(
         [
             sys.executable,

@@ -1,10 +1,7 @@
 """Creator APIs under /console/api/: every row is scoped to the caller's workspaces."""
 
-import csv
 import uuid
-from collections.abc import Iterator
 
-from django.http import StreamingHttpResponse
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
@@ -21,6 +18,7 @@ from challenges.api.serializers import (
     SecretOutputSerializer,
     SecretUpdateSerializer,
 )
+from challenges.exports import attempts_csv_response
 from challenges.models import Challenge, Secret
 from config.api import Pagination
 from config.errors import ApplicationError, NotFoundError
@@ -164,58 +162,6 @@ def _optional_datetime(raw: str | None, name: str):
     return value
 
 
-CSV_COLUMNS = (
-    "id",
-    "created_at",
-    "end_user_external_id",
-    "succeeded",
-    "score",
-    "judge_rating",
-    "tokens_total",
-    "elapsed_ms",
-    "source",
-    "workflow_run_id",
-    "prompt_length",
-    "response_length",
-)
-
-
-def _csv_safe(value) -> str:
-    text = "" if value is None else str(value)
-    # A leading =, +, - or @ would run as a formula when the file is opened in a spreadsheet.
-    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
-
-
-class _Echo:
-    def write(self, value: str) -> str:
-        return value
-
-
-def _csv_rows(attempts) -> Iterator[str]:
-    writer = csv.writer(_Echo())
-    yield writer.writerow(CSV_COLUMNS)
-    for attempt in attempts.iterator(chunk_size=1000):
-        yield writer.writerow(
-            [
-                _csv_safe(value)
-                for value in (
-                    attempt.id,
-                    attempt.created_at.isoformat(),
-                    attempt.end_user.external_id,
-                    attempt.succeeded,
-                    attempt.score,
-                    attempt.judge_rating,
-                    attempt.tokens_total,
-                    attempt.elapsed_ms,
-                    attempt.source,
-                    attempt.workflow_run_id,
-                    attempt.prompt_length,
-                    attempt.response_length,
-                )
-            ]
-        )
-
-
 class ChallengeAttemptListApi(ConsoleApi):
     @extend_schema(
         parameters=[
@@ -247,11 +193,7 @@ class ChallengeAttemptListApi(ConsoleApi):
         )
         export = params.get("format", "json")
         if export == "csv":
-            response = StreamingHttpResponse(_csv_rows(attempts), content_type="text/csv")
-            response["Content-Disposition"] = (
-                f'attachment; filename="attempts-{challenge.slug}.csv"'
-            )
-            return response
+            return attempts_csv_response(attempts, filename=f"attempts-{challenge.slug}")
         if export != "json":
             raise ApplicationError(
                 "'format' must be json or csv.", fields={"format": ["json or csv"]}

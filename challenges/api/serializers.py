@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
 from challenges.models import Challenge, ChallengeAttempt, Secret
+from challenges.services import CHALLENGE_FIELDS
 
 
 class StrictSerializer(serializers.Serializer):
@@ -62,35 +63,7 @@ class ChallengeOutputSerializer(serializers.ModelSerializer):
         fields = (
             "id",
             "workspace",
-            "app_id",
-            "workflow_id",
-            "name",
-            "slug",
-            "description",
-            "goal",
-            "instructions_md",
-            "theme",
-            "success_type",
-            "success_pattern",
-            "secret_ref",
-            "scoring_strategy",
-            "is_active",
-            "system_prompt",
-            "target",
-            "target_model",
-            "target_config",
-            "evaluator_type",
-            "judge_config",
-            "evaluator_plugin_id",
-            "evaluator_entrypoint",
-            "evaluator_config",
-            "scoring_plugin_id",
-            "scoring_entrypoint",
-            "scoring_config",
-            "max_attempts_per_hour",
-            "starts_at",
-            "ends_at",
-            "mask_variables",
+            *CHALLENGE_FIELDS,
             "created_by",
             "updated_by",
             "created_at",
