@@ -84,11 +84,11 @@ TEMPLATES = [
 # --- Database -------------------------------------------------------------------
 DATABASES = {"default": env.db_url("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=0)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     # Under ASGI each request runs its sync code on a new thread, so persistent per-thread
-    # connections pile up; a psycopg pool per process (DB_POOL_SIZE > 0) reuses them.
-    if DB_POOL_SIZE := env.int("DB_POOL_SIZE", default=0):
+    # connections pile up; a psycopg pool per process reuses them (DB_POOL_SIZE=0: none).
+    if DB_POOL_SIZE := env.int("DB_POOL_SIZE", default=8):
         DATABASES["default"]["CONN_MAX_AGE"] = 0
         DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
