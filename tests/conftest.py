@@ -102,3 +102,19 @@ def _clear_cache():
 
     cache.clear()
     yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _close_stray_connections(django_db_setup, django_db_blocker):
+    """Threads (live server, channels' sync_to_async, race tests) keep their own
+    connections; end them so the test database can be dropped at the end."""
+    yield
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
