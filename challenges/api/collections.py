@@ -16,6 +16,7 @@ from challenges.api.console import (
     _uuid_or_404,
 )
 from challenges.api.serializers import PublicChallengeSerializer, StrictSerializer
+from challenges.collections import COLLECTION_FIELDS
 from challenges.models import ChallengeCollection
 from config.api import parse_bounded_int
 from config.errors import ApplicationError
@@ -66,17 +67,7 @@ class CollectionOutputSerializer(serializers.ModelSerializer):
         fields = (
             "id",
             "workspace",
-            "app_id",
-            "name",
-            "slug",
-            "description",
-            "instructions_md",
-            "theme",
-            "is_public",
-            "scoring_strategy",
-            "scoring_plugin_id",
-            "scoring_entrypoint",
-            "scoring_config",
+            *COLLECTION_FIELDS,
             "challenges",
             "created_by",
             "created_at",
