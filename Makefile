@@ -15,7 +15,15 @@ $(VENV)/.installed: requirements.txt plugins/example-plugin/pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check -e plugins/example-plugin
 	touch $@
 
-install: $(VENV)/.installed
+# The Dify tool plugin pins its own dependencies (dify-plugin SDK): it gets its own venv.
+DIFY_VENV := integrations/dify/plugin/.venv
+$(DIFY_VENV)/.installed: integrations/dify/plugin/requirements.txt
+	test -x $(DIFY_VENV)/bin/python || $(PYTHON) -m venv $(DIFY_VENV)
+	$(DIFY_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+		-r integrations/dify/plugin/requirements.txt
+	touch $@
+
+install: $(VENV)/.installed $(DIFY_VENV)/.installed
 
 run: install
 	DEBUG=true $(PY) manage.py migrate --no-input

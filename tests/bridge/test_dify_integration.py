@@ -236,3 +236,27 @@ def test_it_tells_the_plugin_why_a_call_failed(plugin_setup):
     with pytest.raises(client.BridgeError, match="could not reach"):
         client.check_key(base_url="http://127.0.0.1:9", bridge_key=key)
     assert ChallengeAttempt.objects.count() == 0
+
+
+PLUGIN_PYTHON = DIFY / "plugin" / ".venv" / "bin" / "python"
+
+
+def test_the_plugin_tools_answer_through_the_real_sdk(plugin_setup):
+    """Both Tool classes, run by the dify_plugin SDK in the plugin's own virtualenv
+    (`make install` builds it), against the running bridge."""
+    import subprocess
+
+    from tests.conftest import require_service
+
+    require_service("The Dify plugin SDK virtualenv", PLUGIN_PYTHON.exists(), "run make install")
+    _, url, key, challenge = plugin_setup
+    result = subprocess.run(
+        [str(PLUGIN_PYTHON), "check_tools.py", url, key, str(challenge.id)],
+        cwd=DIFY / "plugin",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "both tools answered through the SDK" in result.stdout
+    assert ChallengeAttempt.objects.filter(challenge=challenge).count() == 1
