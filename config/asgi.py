@@ -2,7 +2,10 @@ import os
 
 from django.core.asgi import get_asgi_application
 
+from config.startup import require_secret_key
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+require_secret_key()
 django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
