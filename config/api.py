@@ -3,6 +3,7 @@
 import logging
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
@@ -182,3 +183,14 @@ class Pagination(pagination.BasePagination):
             {"name": "limit", "in": "query", "required": False, "schema": {"type": "integer"}},
             {"name": "offset", "in": "query", "required": False, "schema": {"type": "integer"}},
         ]
+
+
+def leaderboard_limit(request) -> int:
+    """Every leaderboard's `?limit=`, bounded by the LEADERBOARD_* settings."""
+    return parse_bounded_int(
+        request.query_params.get("limit"),
+        name="limit",
+        default=settings.LEADERBOARD_DEFAULT_LIMIT,
+        minimum=1,
+        maximum=settings.LEADERBOARD_MAX_LIMIT,
+    )

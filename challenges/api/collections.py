@@ -1,6 +1,5 @@
 """Collection APIs: creators under /console/api/, players under /web/api/."""
 
-from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -18,7 +17,7 @@ from challenges.api.console import (
 from challenges.api.serializers import PublicChallengeSerializer, StrictSerializer
 from challenges.collections import COLLECTION_FIELDS
 from challenges.models import ChallengeCollection
-from config.api import parse_bounded_int
+from config.api import leaderboard_limit
 from config.errors import ApplicationError
 
 # --- Serializers ----------------------------------------------------------------------
@@ -225,13 +224,7 @@ class PublicCollectionLeaderboardApi(APIView):
         responses=CollectionLeaderboardSerializer,
     )
     def get(self, request, collection_id):
-        limit = parse_bounded_int(
-            request.query_params.get("limit"),
-            name="limit",
-            default=settings.LEADERBOARD_DEFAULT_LIMIT,
-            minimum=1,
-            maximum=settings.LEADERBOARD_MAX_LIMIT,
-        )
+        limit = leaderboard_limit(request)
         collection = _owned(collections.collections_public(), collection_id)
         board = collections.leaderboard_for_collection(collection=collection, limit=limit)
         return Response(CollectionLeaderboardSerializer(board).data)

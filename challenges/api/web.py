@@ -1,6 +1,5 @@
 """Player-facing read APIs under /web/api/ (public; personalised when logged in)."""
 
-from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -9,7 +8,7 @@ from challenges import selectors
 from challenges.api.console import _owned, _paginated
 from challenges.api.serializers import LeaderboardSerializer, PublicChallengeSerializer
 from challenges.models import Challenge
-from config.api import parse_bounded_int
+from config.api import leaderboard_limit
 
 
 def _visible_challenge(challenge_id) -> Challenge:
@@ -34,13 +33,7 @@ class ChallengeLeaderboardApi(APIView):
         responses=LeaderboardSerializer,
     )
     def get(self, request, challenge_id):
-        limit = parse_bounded_int(
-            request.query_params.get("limit"),
-            name="limit",
-            default=settings.LEADERBOARD_DEFAULT_LIMIT,
-            minimum=1,
-            maximum=settings.LEADERBOARD_MAX_LIMIT,
-        )
+        limit = leaderboard_limit(request)
         challenge = _visible_challenge(challenge_id)
         rows = selectors.leaderboard_for_challenge(challenge=challenge, limit=limit)
         board = {
