@@ -45,7 +45,7 @@ from challenges.models import (
     Secret,
 )
 from challenges.validation import THEME_KEYS
-from config.errors import ApplicationError
+from core.errors import ApplicationError
 from players.admin import WorkspaceScopedAdmin, WorkspaceScopedInline, can_write_any
 from players.selectors import workspaces_for_user
 

@@ -31,7 +31,7 @@ from django.db.models.functions import Cast
 from challenges import services
 from challenges.models import Challenge, ChallengeCollection, CollectionItem, LeaderboardEntry
 from challenges.validation import theme_errors
-from config.errors import ApplicationError
+from core.errors import ApplicationError
 from players.models import EndUser, Workspace
 from players.selectors import workspaces_for_user
 

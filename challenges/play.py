@@ -9,8 +9,8 @@ from django.utils import timezone
 
 from challenges import selectors, services
 from challenges.models import Challenge, ChallengeAttempt, Secret
-from config.errors import ApplicationError
-from config.ratelimit import parse_rate, rate_limit_hit
+from core.errors import ApplicationError
+from core.ratelimit import parse_rate, rate_limit_hit
 from judging.targets import TargetConfig, TargetError, complete
 from players.services import end_user_for_account
 

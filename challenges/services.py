@@ -15,7 +15,7 @@ from challenges.consumers import leaderboard_broadcast
 from challenges.models import BridgeKey, Challenge, ChallengeAttempt, LeaderboardEntry, Secret
 from challenges.scoring import standing_for
 from challenges.validation import SECRET_PLACEHOLDER, challenge_errors
-from config.errors import ApplicationError
+from core.errors import ApplicationError
 from judging.errors import JudgeConfigError
 from judging.llm_judge import judge_with_llm
 from judging.plugins import evaluate_with_plugin, score_with_plugin

@@ -11,8 +11,8 @@ from challenges.markdown import render_markdown
 from challenges.models import Challenge, ChallengeAttempt
 from challenges.play import PROMPT_MAX_CHARS, attempt_play, challenge_closed_reason
 from challenges.validation import THEME_KEYS
-from config.errors import ApplicationError
-from config.ratelimit import client_ip
+from core.errors import ApplicationError
+from core.ratelimit import client_ip
 from players.models import EndUser
 
 HISTORY_LIMIT = 20

@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET
 from challenges import collections
 from challenges.markdown import render_markdown
 from challenges.views import theme_style
-from config.errors import ApplicationError
+from core.errors import ApplicationError
 
 
 @require_GET

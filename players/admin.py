@@ -14,7 +14,7 @@ from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest, HttpResponseRedirect
 from django.urls import reverse
 
-from config.errors import ApplicationError
+from core.errors import ApplicationError
 from players.models import EndUser, Membership, PlayerProfile, Workspace
 from players.selectors import workspaces_for_user
 

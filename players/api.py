@@ -5,8 +5,8 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.errors import ApplicationError
-from config.ratelimit import client_ip, parse_rate, rate_limit_hit
+from core.errors import ApplicationError
+from core.ratelimit import client_ip, parse_rate, rate_limit_hit
 from players.services import token_issue
 
 

@@ -31,8 +31,8 @@ from django.core.cache import cache
 from django.db import transaction
 from django.http import HttpRequest
 
-from config.errors import ApplicationError
-from config.ratelimit import client_ip, parse_rate, rate_limit_hit
+from core.errors import ApplicationError
+from core.ratelimit import client_ip, parse_rate, rate_limit_hit
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from config.errors import ApplicationError
+from core.errors import ApplicationError
 from players.models import ApiToken, EndUser, Membership, PlayerProfile, Workspace
 
 TOKEN_PREFIX = "phc_"

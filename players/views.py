@@ -4,7 +4,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from config.errors import ApplicationError
+from core.errors import ApplicationError
 from players.forms import ProfileForm
 from players.selectors import profile_for_account
 from players.services import profile_update

@@ -17,8 +17,8 @@ from challenges.api.console import (
 from challenges.api.serializers import PublicChallengeSerializer, StrictSerializer
 from challenges.collections import COLLECTION_FIELDS
 from challenges.models import ChallengeCollection
-from config.api import leaderboard_limit
-from config.errors import ApplicationError
+from core.api import leaderboard_limit
+from core.errors import ApplicationError
 
 # --- Serializers ----------------------------------------------------------------------
 

@@ -20,8 +20,8 @@ from challenges.api.serializers import (
 )
 from challenges.exports import attempts_csv_response
 from challenges.models import Challenge, Secret
-from config.api import Pagination
-from config.errors import ApplicationError, NotFoundError
+from core.api import Pagination
+from core.errors import ApplicationError, NotFoundError
 from players.models import Workspace
 from players.selectors import membership_role, workspaces_for_user
 

@@ -10,7 +10,7 @@ from challenges.api.console import _owned
 from challenges.api.serializers import StrictSerializer
 from challenges.models import Challenge, ChallengeAttempt
 from challenges.play import PROMPT_MAX_CHARS, attempt_play
-from config.ratelimit import client_ip
+from core.ratelimit import client_ip
 
 
 class AttemptCreateApi(APIView):

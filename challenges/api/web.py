@@ -8,7 +8,7 @@ from challenges import selectors
 from challenges.api.console import _owned, _paginated
 from challenges.api.serializers import LeaderboardSerializer, PublicChallengeSerializer
 from challenges.models import Challenge
-from config.api import leaderboard_limit
+from core.api import leaderboard_limit
 
 
 def _visible_challenge(challenge_id) -> Challenge:

@@ -12,8 +12,8 @@ from rest_framework.views import APIView
 from challenges.bridge import services
 from challenges.bridge.auth import BridgeKeyAuthentication
 from challenges.models import BridgeKey
-from config.errors import ApplicationError
-from config.ratelimit import parse_rate, rate_limit_hit
+from core.errors import ApplicationError
+from core.ratelimit import parse_rate, rate_limit_hit
 
 BROKEN_BODY_HELP = (
     "Dify's JSON body mode pastes variables into the text as they are, so a model output "

@@ -14,8 +14,8 @@ from django.db import IntegrityError, transaction
 
 from challenges import services
 from challenges.models import BridgeDelivery, BridgeKey, Challenge, ChallengeAttempt
-from config.errors import ApplicationError, NotFoundError
-from config.ratelimit import rate_limit_hit
+from core.errors import ApplicationError, NotFoundError
+from core.ratelimit import rate_limit_hit
 from judging.errors import JudgeConfigError
 from judging.llm_judge import judge_with_llm
 from judging.rules import PatternError, compile_pattern, evaluate_rule

@@ -4,7 +4,7 @@ import pytest
 
 from challenges import services
 from challenges.models import ChallengeAttempt, LeaderboardEntry
-from config.errors import ApplicationError
+from core.errors import ApplicationError
 from judging.llm_judge import JUDGE_FAILURE_FEEDBACK
 from judging.plugins import PLUGIN_FAILURE_FEEDBACK
 from judging.verdicts import Verdict

@@ -18,7 +18,7 @@ from django.db import transaction
 
 from challenges.models import Challenge, Secret
 from challenges.services import challenge_create, secret_create
-from config.errors import ApplicationError
+from core.errors import ApplicationError
 from players.models import Membership, PlayerProfile, Workspace
 from players.services import creator_create, workspace_get_or_create
 

@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.core.validators import validate_email
 
-from config.errors import ApplicationError
+from core.errors import ApplicationError
 from players.services import creator_create
 
 

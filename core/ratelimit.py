@@ -5,7 +5,7 @@ import time
 from django.conf import settings
 from django.core.cache import cache
 
-from config.errors import ApplicationError
+from core.errors import ApplicationError
 
 
 def parse_rate(rate: str) -> tuple[int, int]:

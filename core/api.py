@@ -11,7 +11,7 @@ from rest_framework import exceptions, pagination, status
 from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
-from config.errors import ApplicationError
+from core.errors import ApplicationError
 
 logger = logging.getLogger(__name__)
 

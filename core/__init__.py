@@ -1,0 +1,2 @@
+"""The bottom floor every app stands on: the application error, the API conventions and
+the rate limiter. Imports none of our packages."""
