@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install run test lint check
+.PHONY: install install-dev run test lint check
 
 $(VENV)/.installed: requirements.txt plugins/example-plugin/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,20 +23,27 @@ $(DIFY_VENV)/.installed: integrations/dify/plugin/requirements.txt
 		-r integrations/dify/plugin/requirements.txt
 	touch $@
 
+# The test and lint tools, on top of what runs the app.
+$(VENV)/.dev-installed: $(VENV)/.installed requirements-dev.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
 install: $(VENV)/.installed $(DIFY_VENV)/.installed
+
+install-dev: install $(VENV)/.dev-installed
 
 run: install
 	DEBUG=true $(PY) manage.py migrate --no-input
 	DEBUG=true $(PY) manage.py demo
 	DEBUG=true $(PY) manage.py runserver $(HOST):$(PORT)
 
-test: install
+test: install-dev
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-lint: install
+lint: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-check: install
+check: install-dev
 	TESTING=true $(PY) manage.py check
 	TESTING=true $(PY) manage.py makemigrations --check --dry-run
