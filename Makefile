@@ -24,8 +24,10 @@ $(DIFY_VENV)/.installed: integrations/dify/plugin/requirements.txt
 	touch $@
 
 # The test and lint tools, on top of what runs the app.
-$(VENV)/.dev-installed: $(VENV)/.installed requirements-dev.txt
+# The misbehaving test plugins go in only here, never into what make run installs.
+$(VENV)/.dev-installed: $(VENV)/.installed requirements-dev.txt tests/plugins/misbehaving-plugin/pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -e tests/plugins/misbehaving-plugin
 	touch $@
 
 install: $(VENV)/.installed $(DIFY_VENV)/.installed
