@@ -4,6 +4,7 @@ import re
 from typing import Any
 from urllib.parse import urlparse
 
+from judging.judge_config import judge_config_messages
 from judging.rules import PatternError, compile_pattern
 
 SECRET_PLACEHOLDER = re.compile(r"\{\{\s*secret\s*\}\}")
@@ -45,15 +46,6 @@ THEME_KEYS: dict[str, tuple[str, Any, str]] = {
     "logo_url": ("--logo-url", _is_https_url, "an https:// URL"),
 }
 
-JUDGE_CONFIG_KEYS = {
-    "judge_model",
-    "temperature",
-    "max_tokens",
-    "rubric_prompt_template",
-    "rating_scale",
-    "pass_threshold",
-}
-
 
 def theme_errors(theme: Any) -> list[str]:
     if not isinstance(theme, dict):
@@ -67,35 +59,6 @@ def theme_errors(theme: Any) -> list[str]:
         _, check, expected = THEME_KEYS[key]
         if not check(value):
             errors.append(f"Theme '{key}' must be {expected}.")
-    return errors
-
-
-def _number_between(value: Any, low: float, high: float) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and low <= value <= high
-
-
-def judge_config_errors(config: Any) -> list[str]:
-    if not isinstance(config, dict):
-        return ["The judge config must be an object."]
-    errors = [f"Unknown judge setting '{key}'." for key in config if key not in JUDGE_CONFIG_KEYS]
-    scale = config.get("rating_scale", 10)
-    if not (isinstance(scale, int) and _number_between(scale, 1, 100)):
-        errors.append("'rating_scale' must be a whole number from 1 to 100.")
-        scale = 10
-    if "pass_threshold" in config and not _number_between(config["pass_threshold"], 0, scale):
-        errors.append(f"'pass_threshold' must be a number from 0 to the rating scale ({scale}).")
-    if "temperature" in config and not _number_between(config["temperature"], 0, 2):
-        errors.append("'temperature' must be a number from 0 to 2.")
-    if "max_tokens" in config and not (
-        isinstance(config["max_tokens"], int) and _number_between(config["max_tokens"], 1, 32000)
-    ):
-        errors.append("'max_tokens' must be a whole number from 1 to 32000.")
-    model = config.get("judge_model")
-    if model is not None and not (isinstance(model, str) and "/" in model):
-        errors.append("'judge_model' must look like 'provider/model', e.g. 'openai/gpt-4o-mini'.")
-    template = config.get("rubric_prompt_template")
-    if template is not None and not isinstance(template, str):
-        errors.append("'rubric_prompt_template' must be text.")
     return errors
 
 
@@ -152,7 +115,7 @@ def challenge_errors(data: dict[str, Any], *, secret_names: set[str]) -> dict[st
 
     for message in theme_errors(data.get("theme") or {}):
         add("theme", message)
-    for message in judge_config_errors(data.get("judge_config") or {}):
+    for message in judge_config_messages(data.get("judge_config") or {}):
         add("judge_config", message)
     for field in ("target_config", "evaluator_config", "scoring_config"):
         if not isinstance(data.get(field) or {}, dict):

@@ -32,6 +32,7 @@ from typing import Any, Protocol, TypedDict
 
 from django.conf import settings
 
+from judging.judge_config import is_number
 from judging.verdicts import Verdict
 
 logger = logging.getLogger(__name__)
@@ -314,10 +315,6 @@ def _log(kind: str, plugin_id: str, call: SandboxOutcome) -> None:
 # --- Evaluators and scorers -------------------------------------------------------------
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _failed(plugin_id: str, outcome: str) -> Verdict:
     return Verdict(
         passed=False,
@@ -369,7 +366,7 @@ def evaluate_with_plugin(
         return _failed(name, call.outcome)
 
     rating = result.get("rating")
-    rating = int(min(max(round(rating), 0), 10)) if _is_number(rating) else None
+    rating = int(min(max(round(rating), 0), 10)) if is_number(rating) else None
     feedback = result.get("feedback")
     feedback = feedback[:2000] if isinstance(feedback, str) else ""
     raw: dict[str, Any] = {"plugin_id": name}
@@ -398,7 +395,7 @@ def score_with_plugin(
     args = {"metrics": dict(metrics), "config": config or {}, "ctx": context}
     call = sandbox_call(entrypoint=point.value, method="score", args=args)
     result = call.result
-    if call.outcome == "ok" and not (isinstance(result, dict) and _is_number(result.get("score"))):
+    if call.outcome == "ok" and not (isinstance(result, dict) and is_number(result.get("score"))):
         call = SandboxOutcome(outcome="bad_result", duration_ms=call.duration_ms)
     _log("scorer", name, call)
     if call.outcome != "ok":

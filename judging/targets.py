@@ -14,6 +14,8 @@ from typing import Any
 import httpx
 import openai
 
+from judging.clients import http_client, openai_client
+
 PROVIDERS = ("offline", "openai", "dify")
 # Model parameters a creator may pass through to an OpenAI-compatible endpoint.
 OPENAI_PARAMS = (
@@ -205,9 +207,9 @@ def _openai(*, system_prompt: str, prompt: str, user: str, config: TargetConfig)
         raise TargetError("No OpenAI-compatible endpoint is configured.")
     if not config.model:
         raise TargetError("The challenge names no target model.")
-    client = openai.OpenAI(
-        base_url=config.base_url or None,
-        api_key=config.api_key or "not-needed",
+    client = openai_client(
+        base_url=config.base_url,
+        api_key=config.api_key,
         timeout=config.timeout_seconds,
         max_retries=config.max_retries,
     )
@@ -222,8 +224,6 @@ def _openai(*, system_prompt: str, prompt: str, user: str, config: TargetConfig)
         )
     except openai.OpenAIError as exc:
         raise TargetError(f"OpenAI-compatible endpoint failed: {type(exc).__name__}") from exc
-    finally:
-        client.close()
     elapsed = _elapsed_ms(started)
     if not completion.choices or completion.choices[0].message is None:
         raise TargetError("The endpoint answered without a choice.")
@@ -269,10 +269,9 @@ def _dify(*, system_prompt: str, prompt: str, user: str, config: TargetConfig) -
 
 def _dify_post(url: str, body: dict, config: TargetConfig) -> dict:
     headers = {"Authorization": f"Bearer {config.api_key}"}
-    transport = httpx.HTTPTransport(retries=config.max_retries)
+    client = http_client(timeout=config.timeout_seconds, retries=config.max_retries)
     try:
-        with httpx.Client(timeout=config.timeout_seconds, transport=transport) as client:
-            response = client.post(url, json=body, headers=headers)
+        response = client.post(url, json=body, headers=headers)
     except httpx.HTTPError as exc:
         raise TargetError(f"Dify did not answer: {type(exc).__name__}") from exc
     if response.status_code >= 400:

@@ -1,9 +1,11 @@
 """The Dify bridge's HTTP endpoints under /bridge/dify/ (no session, no CSRF)."""
 
 import json
+from typing import Any
 
 from django.conf import settings
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
@@ -14,6 +16,7 @@ from challenges.bridge.auth import BridgeKeyAuthentication
 from challenges.models import BridgeKey
 from core.errors import ApplicationError
 from core.ratelimit import parse_rate, rate_limit_hit
+from judging.judge_config import JUDGE_CONFIG_KEYS, JUDGE_MODEL_RULE, judge_config_errors
 
 BROKEN_BODY_HELP = (
     "Dify's JSON body mode pastes variables into the text as they are, so a model output "
@@ -152,6 +155,32 @@ class ChallengeEvaluatorApi(BridgeApi):
         return self.answer(result)
 
 
+class _JudgeSetting(serializers.Field):
+    """A judge setting passed through as sent: judging.judge_config checks it, so the
+    bridge accepts and refuses exactly what a challenge's judge_config does."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        return data
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+@extend_schema_field(OpenApiTypes.STR)
+class _JudgeText(_JudgeSetting):
+    pass
+
+
+@extend_schema_field(OpenApiTypes.NUMBER)
+class _JudgeNumber(_JudgeSetting):
+    pass
+
+
+@extend_schema_field(OpenApiTypes.INT)
+class _JudgeWholeNumber(_JudgeSetting):
+    pass
+
+
 class JudgingLlmInputSerializer(serializers.Serializer):
     goal = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=20_000)
     response = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)
@@ -159,14 +188,19 @@ class JudgingLlmInputSerializer(serializers.Serializer):
         required=False, allow_blank=True, trim_whitespace=False, max_length=20_000
     )
     workflow_run_id = serializers.CharField(max_length=100, required=False, allow_blank=True)
-    judge_model = serializers.CharField(max_length=200, required=False)
-    temperature = serializers.FloatField(required=False)
-    max_tokens = serializers.IntegerField(required=False)
-    rubric_prompt_template = serializers.CharField(
-        required=False, trim_whitespace=False, max_length=20_000
-    )
-    rating_scale = serializers.IntegerField(required=False)
-    pass_threshold = serializers.FloatField(required=False)
+    judge_model = _JudgeText(required=False, allow_null=True, help_text=JUDGE_MODEL_RULE)
+    temperature = _JudgeNumber(required=False, allow_null=True, help_text="0 to 2")
+    max_tokens = _JudgeWholeNumber(required=False, allow_null=True, help_text="1 to 32000")
+    rubric_prompt_template = _JudgeText(required=False, allow_null=True)
+    rating_scale = _JudgeWholeNumber(required=False, allow_null=True, help_text="1 to 100")
+    pass_threshold = _JudgeNumber(required=False, allow_null=True, help_text="0 to rating_scale")
+
+    def validate(self, data: dict) -> dict:
+        data["judge_config"] = {name: data.pop(name) for name in JUDGE_CONFIG_KEYS if name in data}
+        errors = judge_config_errors(data["judge_config"])
+        if errors:
+            raise serializers.ValidationError(errors)
+        return data
 
 
 class JudgingLlmOutputSerializer(serializers.Serializer):
@@ -174,16 +208,6 @@ class JudgingLlmOutputSerializer(serializers.Serializer):
     judge_rating = serializers.IntegerField(allow_null=True)
     judge_feedback = serializers.CharField()
     judge_raw = serializers.DictField(required=False)
-
-
-JUDGE_CONFIG_FIELDS = (
-    "judge_model",
-    "temperature",
-    "max_tokens",
-    "rubric_prompt_template",
-    "rating_scale",
-    "pass_threshold",
-)
 
 
 class JudgingLlmApi(BridgeApi):
@@ -202,7 +226,7 @@ class JudgingLlmApi(BridgeApi):
             goal=data["goal"],
             response=data["response"],
             hints=data.get("hints", ""),
-            config={name: data[name] for name in JUDGE_CONFIG_FIELDS if name in data},
+            config=data["judge_config"],
             workflow_run_id=data.get("workflow_run_id", ""),
         )
         return self.answer(result)

@@ -54,8 +54,22 @@ def test_it_never_passes_when_the_judge_fails(bridge_api, fake_openai):
 def test_it_refuses_an_unusable_judge_config(bridge_api, fake_openai):
     response = post_json(bridge_api, JUDGE, {**CALL, "rating_scale": 0, "judge_model": "nope"})
     assert response.status_code == 400
-    assert "rating_scale" in response.json()["error"]["message"]
+    error = response.json()["error"]
+    assert "rating_scale" in error["message"]
+    assert error["fields"]["rating_scale"] == [
+        "'rating_scale' must be a whole number from 1 to 100."
+    ]
+    assert error["fields"]["judge_model"][0].startswith("'judge_model' must be 'openai/<model>'")
     assert fake_openai.requests == []
+
+
+def test_it_takes_null_judge_settings_as_their_defaults(bridge_api, fake_openai, settings):
+    settings.JUDGE_DEFAULT_MODEL = "openai/gpt-4o-mini"
+    body = {**CALL, "judge_model": None, "temperature": None, "max_tokens": None}
+    response = post_json(bridge_api, JUDGE, body)
+    assert response.status_code == 200, response.json()
+    sent = fake_openai.requests[0]
+    assert (sent["model"], sent["temperature"], sent["max_tokens"]) == ("gpt-4o-mini", 0, 300)
 
 
 def test_it_replays_the_first_verdict_for_a_repeated_run(bridge_api, fake_openai):

@@ -50,6 +50,9 @@ def serve() -> tuple[FakeOpenAI, ThreadingHTTPServer]:
     fake = FakeOpenAI(url="")
 
     class Handler(BaseHTTPRequestHandler):
+        # Keep-alive, as real endpoints do, so a test can tell a reused connection.
+        protocol_version = "HTTP/1.1"
+
         def log_message(self, *args):
             pass
 
@@ -58,6 +61,7 @@ def serve() -> tuple[FakeOpenAI, ThreadingHTTPServer]:
             request = json.loads(self.rfile.read(length) or b"{}")
             request["_path"] = self.path
             request["_authorization"] = self.headers.get("Authorization", "")
+            request["_client_port"] = self.client_address[1]
             fake.requests.append(request)
             reply = fake.answer(request)
             if reply.delay:

@@ -3,7 +3,7 @@
 import pytest
 
 from challenges import services
-from challenges.models import ChallengeAttempt, LeaderboardEntry
+from challenges.models import Challenge, ChallengeAttempt, LeaderboardEntry
 from core.errors import ApplicationError
 from judging.llm_judge import JUDGE_FAILURE_FEEDBACK
 from judging.plugins import PLUGIN_FAILURE_FEEDBACK
@@ -62,11 +62,10 @@ def test_it_records_a_judge_failure_as_a_failed_attempt(workspace, fake_openai):
 
 
 def test_it_refuses_to_judge_with_invalid_stored_settings(workspace):
-    challenge = factories.make_challenge(
-        workspace=workspace,
-        evaluator_type="llm-judge",
-        judge_config={"judge_model": "nowhere/model"},
-    )
+    challenge = factories.make_challenge(workspace=workspace, evaluator_type="llm-judge")
+    # A row saved before the rule was tightened: the validation now refuses this at save.
+    Challenge.objects.filter(pk=challenge.pk).update(judge_config={"judge_model": "nowhere/m"})
+    challenge.refresh_from_db()
 
     with pytest.raises(ApplicationError) as caught:
         services.challenge_evaluate(challenge=challenge, output="x")
@@ -77,6 +76,7 @@ def test_it_refuses_to_judge_with_invalid_stored_settings(workspace):
 
 def test_it_judges_offline_when_no_endpoint_is_configured(workspace, settings):
     settings.OPENAI_BASE_URL = ""
+    settings.OPENAI_API_KEY = ""
     challenge = judged_challenge(workspace)
 
     passed = services.challenge_evaluate(
