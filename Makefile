@@ -38,5 +38,5 @@ lint: install
 	$(VENV)/bin/ruff format --check .
 
 check: install
-	TESTING=true $(PY) manage.py check
-	TESTING=true $(PY) manage.py makemigrations --check --dry-run
+	$(PY) manage.py check
+	$(PY) manage.py makemigrations --check --dry-run
