@@ -47,5 +47,5 @@ lint: install-dev
 	$(VENV)/bin/ruff format --check .
 
 check: install-dev
-	TESTING=true $(PY) manage.py check
-	TESTING=true $(PY) manage.py makemigrations --check --dry-run
+	$(PY) manage.py check
+	$(PY) manage.py makemigrations --check --dry-run

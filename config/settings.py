@@ -10,19 +10,21 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from core.client_ip import trusted_proxy_networks
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 DEBUG = env.bool("DEBUG", default=False)
-TESTING = env.bool("TESTING", default=False)
 
 _DEV_SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"
 # Left empty when unset outside DEBUG: commands that sign nothing (makemigrations, check)
 # still run, Django refuses any use of an empty key, and the serving and worker entry
-# points refuse to start without one (config/startup.py).
-SECRET_KEY = env.str("SECRET_KEY", default=_DEV_SECRET_KEY if (DEBUG or TESTING) else "")
+# points refuse to start without one (config/startup.py). The test runner's key and other
+# test-only overrides live in config/test_settings.py, so no variable switches them on here.
+SECRET_KEY = env.str("SECRET_KEY", default=_DEV_SECRET_KEY if DEBUG else "")
 
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -146,16 +148,23 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-if TESTING:
-    PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 LOGIN_REDIRECT_URL = "/"
 ACCOUNT_LOGIN_METHODS = {"email"}
 ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
-ACCOUNT_EMAIL_VERIFICATION = env.str("ACCOUNT_EMAIL_VERIFICATION", default="optional")
+# Outside DEBUG an address must be confirmed before its account logs in, which is also what
+# lets sign-up answer alike for new and taken addresses without breaking the API contract.
+ACCOUNT_EMAIL_VERIFICATION = env.str(
+    "ACCOUNT_EMAIL_VERIFICATION", default="optional" if DEBUG else "mandatory"
+)
 ACCOUNT_UNIQUE_EMAIL = True
 ACCOUNT_USER_MODEL_USERNAME_FIELD = "username"
 ACCOUNT_LOGIN_BY_CODE_ENABLED = True
 ACCOUNT_SIGNUP_FORM_CLASS = "players.forms.SignupDetailsForm"
+ACCOUNT_ADAPTER = "players.adapter.AccountAdapter"
+# Login codes and password resets answer alike whether or not an address has an account,
+# and so does sign-up under mandatory verification; the owner of a taken address gets a
+# mail instead (docs/accounts.md).
+ACCOUNT_PREVENT_ENUMERATION = env.bool("ACCOUNT_PREVENT_ENUMERATION", default=True)
 
 # --- Email ------------------------------------------------------------------------
 EMAIL_URL = env.str("EMAIL_URL", default="")
@@ -235,7 +244,7 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
         "BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"
-        if not (DEBUG or TESTING)
+        if not DEBUG
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
 }
@@ -245,11 +254,19 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_SECURE = not DEBUG and env.bool("SECURE_COOKIES", default=True)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
-SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
+# With DEBUG off the site is HTTPS-only unless a variable turns a piece off explicitly.
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
-SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
-SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 31_536_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=not DEBUG)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=not DEBUG)
+# Proxies whose X-Forwarded-For is believed (IPs or CIDRs); rate limits key on the client
+# address read through them (core/client_ip.py). Empty: the TCP peer is the client.
+TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])
+try:
+    trusted_proxy_networks(TRUSTED_PROXIES)
+except ValueError as error:
+    raise ImproperlyConfigured(f"TRUSTED_PROXIES: {error}") from None
 
 LOGGING = {
     "version": 1,

@@ -5,7 +5,11 @@ import time
 from django.conf import settings
 from django.core.cache import cache
 
+from core.client_ip import client_ip
 from core.errors import ApplicationError
+
+# The callers that limit per client address take it from here, read through TRUSTED_PROXIES.
+__all__ = ["client_ip", "parse_rate", "rate_limit_hit"]
 
 
 def parse_rate(rate: str) -> tuple[int, int]:
@@ -60,7 +64,3 @@ def rate_limit_hit(*, scope: str, key: str, limit: int, window_seconds: int) -> 
             status=429,
             headers={"Retry-After": str(retry_after)},
         )
-
-
-def client_ip(request) -> str:
-    return request.META.get("REMOTE_ADDR", "") or "unknown"

@@ -59,11 +59,23 @@ class RegisterApi(_PublicApi):
         name = serializers.CharField(max_length=150)
         password = serializers.CharField(max_length=_PASSWORD_MAX, trim_whitespace=False)
 
-    @extend_schema(request=RegisterInputSerializer, responses={201: AuthOutputSerializer})
+    @extend_schema(
+        request=RegisterInputSerializer,
+        responses={
+            201: AuthOutputSerializer,
+            202: inline_serializer("SignupMailSent", {"detail": serializers.CharField()}),
+        },
+    )
     def post(self, request):
         data = self.RegisterInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         account = auth_flows.account_register(request=request._request, **data.validated_data)
+        if account is None:
+            # The same answer for a new and a taken address (ACCOUNT_PREVENT_ENUMERATION).
+            return Response(
+                {"detail": "We have sent a mail to this address. Log in to get a token."},
+                status=status.HTTP_202_ACCEPTED,
+            )
         return _auth_response(account, status_code=status.HTTP_201_CREATED)
 
 

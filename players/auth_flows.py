@@ -1,10 +1,12 @@
-"""The JSON sign-up and log-in flows, driven through django-allauth's own forms and flows.
+"""The JSON sign-up and log-in flows, built on django-allauth's public API only.
 
-allauth keeps the state of a flow (the pending login, the emailed code, how many tries are
-left) in `request.session` and logs the user into it. API clients hold a bearer token, not a
-session cookie, so every flow here runs against a server-side session of its own: the
-caller's cookies are left alone and nothing stays logged in once the token is issued.
-A pending login code is found again by the email address it was sent to.
+allauth's forms do the checking (password rules, unique emails, failed-login and code-request
+limits, code comparison), its adapter sends the mails and generates codes, and
+`allauth.account.utils` logs in and completes a sign-up, so the rules are the pages' rules.
+allauth logs a user into `request.session`; API clients hold a bearer token instead, so each
+log-in runs against a throwaway server-side session: the caller's cookies are left alone and
+nothing stays logged in once the token is issued. A pending login code is kept in the cache
+under the address it was sent to.
 """
 
 import hashlib
@@ -19,26 +21,26 @@ from typing import Any
 from allauth.account import app_settings as allauth_settings
 from allauth.account.adapter import get_adapter
 from allauth.account.forms import ConfirmLoginCodeForm, LoginForm, RequestLoginCodeForm, SignupForm
-from allauth.account.internal.constants import LoginStageKey
-from allauth.account.internal.flows.login_by_code import LoginCodeVerificationProcess
-from allauth.account.internal.flows.signup import complete_signup
-from allauth.account.stages import LoginStageController
+from allauth.account.models import EmailAddress, EmailConfirmationHMAC
+from allauth.account.utils import complete_signup, filter_users_by_email, perform_login
 from allauth.core import ratelimit as allauth_ratelimit
-from allauth.core.internal import ratelimit as allauth_ratelimit_internals
+from allauth.utils import build_absolute_uri
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.cache import cache
 from django.db import transaction
 from django.http import HttpRequest
+from django.urls import reverse
 
 from core.errors import ApplicationError
 from core.ratelimit import client_ip, parse_rate, rate_limit_hit
 
 logger = logging.getLogger(__name__)
 
-_ALLAUTH_APP = "allauth.account"
-_VERIFY_LOCK_SECONDS = 10
 _ABSENT = object()
+_MANDATORY = allauth_settings.EmailVerificationMethod.MANDATORY
 
 WRONG_CREDENTIALS = "Wrong email or password."
 _MAIL_DOWN = "We could not send the mail just now; try again in a few minutes."
@@ -53,9 +55,9 @@ class _DiscardedMessages:
 
 
 @contextmanager
-def _flow_session(request: HttpRequest, *, session_key: str | None = None) -> Iterator[Any]:
+def _flow_session(request: HttpRequest) -> Iterator[Any]:
     engine = import_module(settings.SESSION_ENGINE)
-    store = engine.SessionStore(session_key)
+    store = engine.SessionStore()
     saved = {name: getattr(request, name, _ABSENT) for name in ("session", "user", "_messages")}
     request.session = store
     request.user = AnonymousUser()
@@ -63,6 +65,7 @@ def _flow_session(request: HttpRequest, *, session_key: str | None = None) -> It
     try:
         yield store
     finally:
+        store.flush()
         for name, value in saved.items():
             if value is _ABSENT:
                 if hasattr(request, name):
@@ -84,14 +87,19 @@ def _verification_required() -> ApplicationError:
     )
 
 
-def _form_fields(form, renames: dict[str, str] | None = None) -> dict[str, list[str]]:
+def _form_fields(
+    form, renames: dict[str, str] | None = None, *, hidden_codes: frozenset[str] = frozenset()
+) -> dict[str, list[str]]:
     renames = renames or {}
     fields: dict[str, list[str]] = {}
-    for name, errors in form.errors.items():
+    for name, errors in form.errors.as_data().items():
         key = renames.get(name, name)
         if key == "__all__":
             key = "non_field_errors"
-        fields.setdefault(key, []).extend(str(error) for error in errors)
+        for error in errors:
+            if error.code in hidden_codes:
+                continue
+            fields.setdefault(key, []).extend(error.messages)
     return fields
 
 
@@ -99,27 +107,28 @@ def _has_error_code(form, code: str) -> bool:
     return any(error.code == code for errors in form.errors.as_data().values() for error in errors)
 
 
-def _retry_after(request: HttpRequest, *, action: str, key: str | None = None) -> int:
-    """Seconds until allauth's limit for `action` lets a request through again.
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
-    allauth answers a throttled request without saying when to retry, so this reads the
-    hit history it keeps in the cache.
+
+def _window_seconds(action: str) -> int:
+    """The longest window of allauth's limits for `action` (ACCOUNT_RATE_LIMITS).
+
+    allauth refuses a throttled request without saying when to retry; its longest window
+    is when every one of its counters has started over, so Retry-After is never too early.
+    Rates read "amount/duration[/per]", a duration being "m", "5m", "300s" …
     """
-    now = time.time()
-    wait = 0.0
-    rates = allauth_ratelimit_internals.get_rates(app=_ALLAUTH_APP, action=action)
-    for rate in rates:
-        if rate.per == "user" or (rate.per == "key" and key is None):
+    configured = allauth_settings.RATE_LIMITS.get(action) or ""
+    longest = 0
+    for rate in configured.split(","):
+        parts = rate.strip().split("/")
+        if len(parts) < 2 or not parts[1]:
             continue
-        cache_key = allauth_ratelimit_internals.get_cache_key(
-            request, app=_ALLAUTH_APP, action=action, rate=rate, key=key
-        )
-        history = cache.get(cache_key) or []
-        if len(history) >= rate.amount:
-            wait = max(wait, history[rate.amount - 1] + rate.duration - now)
-    if wait <= 0:
-        wait = max((rate.duration for rate in rates), default=60)
-    return max(math.ceil(wait), 1)
+        duration = parts[1]
+        count = duration.rstrip("smhd")
+        unit = duration[len(count) :] or "s"
+        if unit in _UNIT_SECONDS and (count == "" or count.isdigit()):
+            longest = max(longest, int(count or 1) * _UNIT_SECONDS[unit])
+    return longest or 60
 
 
 @contextmanager
@@ -133,6 +142,7 @@ def _mail_may_fail(message: str) -> Iterator[None]:
 
 
 def _rate_limited(seconds: int) -> ApplicationError:
+    seconds = max(math.ceil(seconds), 1)
     return ApplicationError(
         f"Too many attempts; try again in {seconds} seconds.",
         code="rate_limited",
@@ -141,56 +151,87 @@ def _rate_limited(seconds: int) -> ApplicationError:
     )
 
 
-def _consume(request: HttpRequest, *, action: str, key: str | None = None) -> None:
-    if not allauth_ratelimit.consume(request, action=action, key=key):
-        raise _rate_limited(_retry_after(request, action=action, key=key))
+def _consume(request: HttpRequest, *, action: str) -> None:
+    if not allauth_ratelimit.consume(request, action=action):
+        raise _rate_limited(_window_seconds(action))
+
+
+def _hides_taken_addresses() -> bool:
+    # Under optional verification sign-up answers with a token (SPEC §5), and a token cannot
+    # be handed out for a taken address, so only mandatory verification can hide it.
+    return bool(allauth_settings.PREVENT_ENUMERATION) and (
+        allauth_settings.EMAIL_VERIFICATION == _MANDATORY
+    )
 
 
 def account_register(
     *, request: HttpRequest, email: str, name: str, password: str
-) -> AbstractBaseUser:
-    """Sign up with allauth's sign-up form (validators, unique email, confirmation mail)."""
+) -> AbstractBaseUser | None:
+    """Sign up with allauth's sign-up form (validators, unique email, confirmation mail).
+
+    Returns the new account when it may be logged in at once, or None when the answer must
+    not tell a new address from a taken one (ACCOUNT_PREVENT_ENUMERATION): the caller then
+    says a mail was sent. Under mandatory verification both cases raise the same 403.
+    """
     _consume(request, action="signup")
     if not get_adapter().is_open_for_signup(request):
         raise ApplicationError("Sign-up is closed.", code="signup_closed", status=403)
-    with _flow_session(request) as session:
+    hiding = _hides_taken_addresses()
+    with _flow_session(request):
         form = SignupForm(
             data={"email": email, "name": name, "password1": password, "password2": password}
         )
         if not form.is_valid():
-            fields = _form_fields(form, {"password1": "password", "password2": "password"})
-            raise ApplicationError(
-                "Some fields are invalid: " + ", ".join(sorted(fields)) + ".", fields=fields
+            fields = _form_fields(
+                form,
+                {"password1": "password", "password2": "password"},
+                hidden_codes=frozenset({"email_taken"}) if hiding else frozenset(),
             )
+            if fields:
+                raise ApplicationError(
+                    "Some fields are invalid: " + ", ".join(sorted(fields)) + ".", fields=fields
+                )
+            # Only the taken address stood in the way: tell its owner, answer as for a new
+            # one, and spend the time a new account's password hash would take.
+            make_password(password)
+            with _mail_may_fail(_MAIL_DOWN):
+                get_adapter().send_account_already_exists_mail(email.strip().lower())
+            return _signup_without_login()
         with transaction.atomic(), _mail_may_fail(_MAIL_DOWN):
             user, _ = form.try_save(request)
         if user is None:
-            # allauth hides that the address is taken (enumeration prevention) and has
-            # mailed its owner instead.
-            session.flush()
-            raise _verification_required()
+            # Mandatory verification: allauth itself has mailed the owner of the address.
+            return _signup_without_login()
         with _mail_may_fail(
             "Your account is created, but the confirmation mail could not be sent just now. "
             "Log in, then ask for a new confirmation link on /accounts/email/."
         ):
-            complete_signup(request, user=user)
+            complete_signup(
+                request,
+                user,
+                email_verification=allauth_settings.EMAIL_VERIFICATION,
+                success_url=None,
+            )
         logged_in = _logged_in_user(request)
-        session.flush()
-    if logged_in is None:
-        raise _verification_required()
+    if logged_in is None or hiding:
+        return _signup_without_login()
     return logged_in
+
+
+def _signup_without_login() -> None:
+    if allauth_settings.EMAIL_VERIFICATION == _MANDATORY:
+        raise _verification_required()
+    return None
 
 
 def account_login(*, request: HttpRequest, email: str, password: str) -> AbstractBaseUser:
     """Log in with allauth's login form, so its failed-login limits and checks apply."""
     _consume(request, action="login")
-    with _flow_session(request) as session:
+    with _flow_session(request):
         form = LoginForm(data={"login": email, "password": password}, request=request)
         if not form.is_valid():
-            session.flush()
             if _has_error_code(form, "too_many_login_attempts"):
-                attempts_key = get_adapter()._get_login_attempts_cache_key(request, email=email)
-                raise _rate_limited(_retry_after(request, action="login_failed", key=attempts_key))
+                raise _rate_limited(_window_seconds("login_failed"))
             if "login" in form.errors or "password" in form.errors:
                 raise ApplicationError(
                     "Some fields are invalid: login, password.",
@@ -200,87 +241,92 @@ def account_login(*, request: HttpRequest, email: str, password: str) -> Abstrac
         with _mail_may_fail(_MAIL_DOWN):
             form.login(request)
         logged_in = _logged_in_user(request)
-        session.flush()
     if logged_in is None:
         raise _verification_required()
     return logged_in
 
 
 def _pending_code_key(email: str) -> str:
-    return "login-code-session:" + hashlib.sha256(email.lower().encode()).hexdigest()
+    return "login-code:" + hashlib.sha256(email.lower().encode()).hexdigest()
 
 
 def login_code_send(*, request: HttpRequest, email: str) -> int:
     """Email a login code (or, for an unknown address, allauth's 'no account' mail).
 
     Returns how many seconds the code stays valid. The answer is the same whether or not
-    an account exists.
+    an account exists. A new code replaces the address's previous one.
     """
     email = email.strip().lower()
-    with _flow_session(request) as session:
-        form = RequestLoginCodeForm(data={"email": email})
-        if not form.is_valid():
-            session.flush()
-            if _has_error_code(form, "too_many_login_attempts"):
-                raise _rate_limited(_retry_after(request, action="request_login_code", key=email))
-            raise ApplicationError("Some fields are invalid: email.", fields=_form_fields(form))
-        with _mail_may_fail(_MAIL_DOWN):
-            LoginCodeVerificationProcess.initiate(
-                request=request, user=form._user, email=form.cleaned_data["email"]
-            )
-        timeout = allauth_settings.LOGIN_BY_CODE_TIMEOUT
-        session.set_expiry(timeout)
-        session.save()
-        previous = cache.get(_pending_code_key(email))
-        cache.set(_pending_code_key(email), session.session_key, timeout=timeout)
-    if previous and previous != session.session_key:
-        with _flow_session(request, session_key=previous) as stale:
-            stale.delete()
+    form = RequestLoginCodeForm(data={"email": email})
+    if not form.is_valid():
+        if _has_error_code(form, "too_many_login_attempts"):
+            raise _rate_limited(_window_seconds("request_login_code"))
+        raise ApplicationError("Some fields are invalid: email.", fields=_form_fields(form))
+    email = form.cleaned_data["email"].lower()
+    users = filter_users_by_email(email, is_active=True, prefer_verified=True)
+    adapter = get_adapter()
+    timeout = allauth_settings.LOGIN_BY_CODE_TIMEOUT
+    key = _pending_code_key(email)
+    if not users:
+        cache.delete_many([key, key + ":tries"])
+        if allauth_settings.EMAIL_UNKNOWN_ACCOUNTS:
+            signup_url = build_absolute_uri(request, reverse("account_signup"))
+            with _mail_may_fail(_MAIL_DOWN):
+                adapter.send_mail(
+                    "account/email/unknown_account",
+                    email,
+                    {"request": request, "signup_url": signup_url},
+                )
+        return timeout
+    code = adapter.generate_login_code()
+    with _mail_may_fail(_MAIL_DOWN):
+        adapter.send_mail("account/email/login_code", email, {"request": request, "code": code})
+    cache.set_many(
+        {key: {"user_id": users[0].pk, "code": code, "sent_at": time.time()}, key + ":tries": 0},
+        timeout=timeout,
+    )
     return timeout
 
 
 def login_code_verify(*, request: HttpRequest, email: str, code: str) -> AbstractBaseUser:
-    """Check an emailed code with allauth's code process; it counts and limits the tries."""
+    """Check an emailed code; after ACCOUNT_LOGIN_BY_CODE_MAX_ATTEMPTS wrong tries it is gone."""
     limit, window = parse_rate(settings.LOGIN_RATE_LIMIT)
     rate_limit_hit(
         scope="web-login-code-verify", key=client_ip(request), limit=limit, window_seconds=window
     )
-    email = email.strip().lower()
-    pending_key = _pending_code_key(email)
-    # One check at a time per address: allauth counts wrong tries in the session it loads,
-    # so parallel guesses would each see the same count, and one code could log in twice.
-    lock_key = pending_key + ":lock"
-    if not cache.add(lock_key, 1, timeout=_VERIFY_LOCK_SECONDS):
-        raise _rate_limited(1)
-    try:
-        return _login_code_check(request=request, pending_key=pending_key, code=code)
-    finally:
-        cache.delete(lock_key)
-
-
-def _login_code_check(*, request: HttpRequest, pending_key: str, code: str) -> AbstractBaseUser:
-    session_key = cache.get(pending_key)
-    if not session_key:
+    key = _pending_code_key(email.strip().lower())
+    pending = cache.get(key)
+    if not pending or time.time() - pending["sent_at"] >= allauth_settings.LOGIN_BY_CODE_TIMEOUT:
         raise ApplicationError(WRONG_CODE, code="invalid_code", status=400)
-    with _flow_session(request, session_key=session_key) as session:
-        stage = LoginStageController.enter(request, LoginStageKey.LOGIN_BY_CODE)
-        process = LoginCodeVerificationProcess.resume(stage) if stage else None
-        if process is None:
-            session.delete()
-            cache.delete(pending_key)
-            raise ApplicationError(WRONG_CODE, code="invalid_code", status=400)
-        form = ConfirmLoginCodeForm(data={"code": code}, code=process.code)
-        if not form.is_valid():
-            if process.record_invalid_attempt():
-                session.save()
-            else:
-                session.delete()
-                cache.delete(pending_key)
-            raise ApplicationError(WRONG_CODE, code="invalid_code", status=400)
-        cache.delete(pending_key)
-        process.finish(None)
+    # The count is one atomic increment, so parallel guesses cannot share a try.
+    try:
+        tries = cache.incr(key + ":tries")
+    except ValueError:
+        tries = allauth_settings.LOGIN_BY_CODE_MAX_ATTEMPTS + 1
+    form = ConfirmLoginCodeForm(data={"code": code}, code=pending["code"])
+    if tries > allauth_settings.LOGIN_BY_CODE_MAX_ATTEMPTS or not form.is_valid():
+        if tries >= allauth_settings.LOGIN_BY_CODE_MAX_ATTEMPTS:
+            cache.delete_many([key, key + ":tries"])
+        raise ApplicationError(WRONG_CODE, code="invalid_code", status=400)
+    # Whoever deletes the entry uses the code; a second request with it finds nothing.
+    if not cache.delete(key):
+        raise ApplicationError(WRONG_CODE, code="invalid_code", status=400)
+    user = get_user_model().objects.filter(pk=pending["user_id"], is_active=True).first()
+    if user is None:
+        raise ApplicationError(WRONG_CODE, code="invalid_code", status=400)
+    return _login_by_code(request=request, user=user, email=email.strip().lower())
+
+
+def _login_by_code(*, request: HttpRequest, user: AbstractBaseUser, email: str) -> AbstractBaseUser:
+    with _flow_session(request):
+        # The code reached the address, which proves it as the confirmation link would.
+        address = EmailAddress.objects.filter(user=user, email__iexact=email).first()
+        if address is not None and not address.verified:
+            EmailConfirmationHMAC.create(address).confirm(request)
+        perform_login(
+            request, user, email_verification=allauth_settings.EMAIL_VERIFICATION, email=email
+        )
         logged_in = _logged_in_user(request)
-        session.delete()
     if logged_in is None:
         raise _verification_required()
     return logged_in

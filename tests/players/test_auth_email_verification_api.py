@@ -15,7 +15,9 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def _mandatory_verification():
-    with override_settings(ACCOUNT_EMAIL_VERIFICATION="mandatory"):
+    with override_settings(
+        ACCOUNT_EMAIL_VERIFICATION="mandatory", ACCOUNT_PREVENT_ENUMERATION=True
+    ):
         yield
 
 

@@ -20,7 +20,55 @@ def _register(api, **overrides):
     return api.post(REGISTER, body, format="json")
 
 
-def test_it_creates_an_account_with_a_profile_and_a_token(api, db):
+@pytest.fixture
+def hiding(settings):
+    """Production's default: confirmed addresses only, taken addresses not told apart."""
+    settings.ACCOUNT_EMAIL_VERIFICATION = "mandatory"
+    settings.ACCOUNT_PREVENT_ENUMERATION = True
+
+
+def test_with_hiding_it_creates_an_account_with_a_profile_and_says_a_mail_was_sent(api, db, hiding):
+    response = _register(api)
+
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "email_verification_required"
+    assert "access_token" not in response.json()
+    EmailAddress.objects.filter(email="new@example.com").update(verified=True)
+    user = get_user_model().objects.get(email="new@example.com")
+    assert PlayerProfile.objects.get(account=user).display_name == "Ada"
+    login = api.post(
+        "/web/api/login",
+        {"email": "new@example.com", "password": "a-long-pass-phrase-7"},
+        format="json",
+    )
+    assert login.status_code == 200
+    assert login.json()["player"]["display_name"] == "Ada"
+
+
+def test_with_hiding_it_answers_a_taken_address_exactly_like_a_new_one_and_mails_its_owner(
+    api, player, hiding
+):
+    new = _register(api)
+    taken = _register(client_for(), email="Player@example.com", name="Eve")
+
+    assert taken.status_code == new.status_code == 403
+    assert taken.json() == new.json()
+    assert mail.outbox[-1].to == ["player@example.com"]
+    assert "already" in mail.outbox[-1].body
+    assert get_user_model().objects.filter(email__iexact="player@example.com").count() == 1
+    assert not PlayerProfile.objects.filter(display_name="Eve").exists()
+
+
+def test_with_hiding_it_still_reports_other_field_errors_for_a_taken_address(api, player, hiding):
+    new = _register(api, password="password")
+    taken = _register(client_for(), email="player@example.com", password="password")
+
+    assert taken.status_code == new.status_code == 400
+    assert taken.json() == new.json()
+    assert set(taken.json()["error"]["fields"]) == {"password"}
+
+
+def test_it_answers_with_a_token(api, db):
     response = _register(api)
 
     assert response.status_code == 201
@@ -28,7 +76,6 @@ def test_it_creates_an_account_with_a_profile_and_a_token(api, db):
     user = get_user_model().objects.get(email="new@example.com")
     assert body["player"]["id"] == user.pk
     assert body["player"]["display_name"] == "Ada"
-    assert PlayerProfile.objects.get(account=user).display_name == "Ada"
     me = client_for()
     me.credentials(HTTP_AUTHORIZATION=f"Bearer {body['access_token']}")
     assert me.get("/web/api/me").json()["email"] == "new@example.com"
@@ -52,7 +99,7 @@ def test_it_refuses_a_weak_password(api, db):
     assert not get_user_model().objects.exists()
 
 
-def test_it_refuses_an_email_already_registered(api, player):
+def test_without_hiding_it_refuses_a_taken_address(api, player):
     response = _register(api, email="Player@example.com")
 
     assert response.status_code == 400
