@@ -1,6 +1,9 @@
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
 
@@ -56,6 +59,29 @@ def leaderboard_for_challenge(*, challenge: Challenge, limit: int) -> list[Leade
     ]
 
 
+def leaderboard_standings(*, challenge: Challenge) -> dict[str, Any]:
+    """The live board's frame: the shown rows of the standings, ready to send as JSON."""
+    rows = leaderboard_for_challenge(challenge=challenge, limit=settings.LEADERBOARD_DEFAULT_LIMIT)
+    return {
+        "type": "leaderboard",
+        "challenge_id": str(challenge.id),
+        "scoring_strategy": challenge.scoring_strategy,
+        "entries": [
+            {
+                "rank": row.rank,
+                "player": row.player,
+                "end_user_id": row.end_user_id,
+                "score": row.score,
+                "judge_rating": row.judge_rating,
+                "tokens_total": row.tokens_total,
+                "elapsed_ms": row.elapsed_ms,
+                "achieved_at": row.achieved_at.isoformat(),
+            }
+            for row in rows
+        ],
+    }
+
+
 def leaderboard_rank(*, challenge: Challenge, end_user: EndUser) -> int | None:
     entry = (
         LeaderboardEntry.objects.filter(challenge=challenge, end_user=end_user)
@@ -70,6 +96,19 @@ def leaderboard_rank(*, challenge: Challenge, end_user: EndUser) -> int | None:
         | Q(rank_value=entry["rank_value"], achieved_at=entry["achieved_at"], id__lt=entry["id"])
     )
     return ahead.count() + 1
+
+
+def challenge_by_id(*, challenge_id: Any) -> Challenge | None:
+    return Challenge.objects.filter(id=challenge_id).first()
+
+
+def challenge_visible_by_id(*, challenge_id: str) -> Challenge | None:
+    """An active challenge by its id as text; None for a malformed or unknown id."""
+    try:
+        challenge_uuid = uuid.UUID(str(challenge_id))
+    except ValueError:
+        return None
+    return Challenge.objects.filter(id=challenge_uuid, is_active=True).first()
 
 
 def challenges_public() -> QuerySet[Challenge]:

@@ -1,9 +1,9 @@
 import dataclasses
 import hashlib
 import re
-from functools import partial
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
@@ -11,7 +11,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from challenges.bridge import signatures
-from challenges.consumers import leaderboard_broadcast
+from challenges.live import leaderboard_push_on_commit
 from challenges.models import BridgeKey, Challenge, ChallengeAttempt, LeaderboardEntry, Secret
 from challenges.scoring import standing_for
 from challenges.validation import SECRET_PLACEHOLDER, challenge_errors
@@ -55,6 +55,8 @@ CHALLENGE_FIELDS = (
     "mask_variables",
 )
 REDACTED = "[redacted]"
+# Named, not imported: the task module imports this one (challenges/apps.py registers it).
+LEADERBOARD_REBUILD_TASK = "challenges.tasks.leaderboard_rebuild_task"
 
 
 # --- Secrets ------------------------------------------------------------------------
@@ -200,10 +202,8 @@ def challenge_update(
     challenge.save()
     if challenge.scoring_strategy != previous_strategy:
         # A board can hold 100k players: re-rank it in the background once committed.
-        from challenges.tasks import leaderboard_rebuild_task
-
-        challenge_id = str(challenge.id)
-        transaction.on_commit(lambda: leaderboard_rebuild_task.delay(challenge_id))
+        task = current_app.signature(LEADERBOARD_REBUILD_TASK, args=(str(challenge.id),))
+        transaction.on_commit(task.delay)
     return challenge
 
 
@@ -365,7 +365,7 @@ def attempt_record(
                 attempt, rank_value=standing.rank_value
             )
             if board_changed and _within_visible_board(attempt, rank_value=standing.rank_value):
-                transaction.on_commit(partial(leaderboard_broadcast, challenge_id=challenge.id))
+                leaderboard_push_on_commit(challenge_id=challenge.id)
     except IntegrityError:
         # The unique idempotency key is the guard: a repeat returns the first attempt.
         existing = idempotency_key and (

@@ -75,7 +75,6 @@ def test_it_imports_only_downward(package):
     assert upward == []
 
 
-@pytest.mark.xfail(strict=True, reason="challenges.services <-> tasks: issue 7 item 1")
 def test_it_has_no_import_cycle_between_modules():
     graph = all_modules()
     cycles: list[list[str]] = []
