@@ -46,6 +46,7 @@ from challenges.models import (
 )
 from challenges.validation import THEME_KEYS
 from core.errors import ApplicationError
+from core.redaction import redact_secrets
 from players.admin import WorkspaceScopedAdmin, WorkspaceScopedInline, can_write_any
 from players.selectors import workspaces_for_user
 
@@ -226,11 +227,9 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
             try:
                 verdict = services.challenge_evaluate(challenge=challenge, output=output)
             except ApplicationError as exc:
-                self.message_user(
-                    request, services.redact_secret(exc.message, secret), messages.ERROR
-                )
+                self.message_user(request, redact_secrets(exc.message, [secret]), messages.ERROR)
             # A creator may paste the secret itself; the page must not echo it back.
-            form = ChallengeTryForm(initial={"output": services.redact_secret(output, secret)})
+            form = ChallengeTryForm(initial={"output": redact_secrets(output, [secret])})
         context = {
             **self.admin_site.each_context(request),
             "title": f"Try “{challenge}”",
@@ -239,7 +238,7 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
             "original": challenge,
             "form": form,
             "verdict": verdict,
-            "feedback": services.redact_secret(verdict.feedback, secret) if verdict else "",
+            "feedback": redact_secrets(verdict.feedback, [secret]) if verdict else "",
         }
         return TemplateResponse(request, "admin/challenges/challenge/try_it.html", context)
 
@@ -347,7 +346,7 @@ class ChallengeAttemptAdmin(WorkspaceScopedAdmin):
         # A judge model may quote the secret back; the raw answer is stored as it came.
         text = json.dumps(obj.judge_output_raw, indent=2, ensure_ascii=False)
         secret = services.secret_value_for(challenge=obj.challenge)
-        return format_html("<pre>{}</pre>", services.redact_secret(text, secret))
+        return format_html("<pre>{}</pre>", redact_secrets(text, [secret]))
 
     @admin.action(description="Export selected attempts as CSV", permissions=["view"])
     def export_csv(self, request: HttpRequest, queryset: QuerySet) -> StreamingHttpResponse:

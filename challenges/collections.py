@@ -28,10 +28,10 @@ from django.db.models import (
 )
 from django.db.models.functions import Cast
 
-from challenges import services
 from challenges.models import Challenge, ChallengeCollection, CollectionItem, LeaderboardEntry
 from challenges.validation import theme_errors
 from core.errors import ApplicationError
+from core.slugs import unique_slug
 from players.models import EndUser, Workspace
 from players.selectors import workspaces_for_user
 
@@ -122,8 +122,8 @@ def collection_create(
     collection = ChallengeCollection(workspace=workspace, created_by=user)
     _validated(collection, fields)
     if not collection.slug:
-        collection.slug = services.unique_slug(
-            ChallengeCollection, collection.name, fallback="collection"
+        collection.slug = unique_slug(
+            model=ChallengeCollection, text=collection.name, fallback="collection"
         )
     _save(collection)
     return collection
@@ -132,8 +132,11 @@ def collection_create(
 def collection_update(*, collection: ChallengeCollection, **fields: Any) -> ChallengeCollection:
     _validated(collection, fields)
     if not collection.slug:
-        collection.slug = services.unique_slug(
-            ChallengeCollection, collection.name, fallback="collection", exclude_id=collection.id
+        collection.slug = unique_slug(
+            model=ChallengeCollection,
+            text=collection.name,
+            fallback="collection",
+            exclude_id=collection.id,
         )
     _save(collection)
     return collection

@@ -11,6 +11,7 @@ from challenges import selectors, services
 from challenges.models import Challenge, ChallengeAttempt, Secret
 from core.errors import ApplicationError
 from core.ratelimit import parse_rate, rate_limit_hit
+from core.redaction import redact_secrets
 from judging.targets import TargetConfig, TargetError, complete
 from players.services import end_user_for_account
 
@@ -148,7 +149,7 @@ def attempt_play(
     )
     return PlayResult(
         attempt=attempt,
-        response=services.redact_secret(reply.text, secret),
+        response=redact_secrets(reply.text, [secret]),
         challenge_succeeded=attempt.succeeded,
         judge_rating=attempt.judge_rating,
         judge_feedback=attempt.judge_feedback,

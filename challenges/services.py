@@ -8,7 +8,6 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
-from django.utils.text import slugify
 
 from challenges.bridge import signatures
 from challenges.live import leaderboard_push_on_commit
@@ -16,6 +15,8 @@ from challenges.models import BridgeKey, Challenge, ChallengeAttempt, Leaderboar
 from challenges.scoring import standing_for
 from challenges.validation import SECRET_PLACEHOLDER, challenge_errors
 from core.errors import ApplicationError
+from core.redaction import redact_secrets, redact_secrets_in_json
+from core.slugs import unique_slug
 from judging.errors import JudgeConfigError
 from judging.llm_judge import judge_with_llm
 from judging.plugins import evaluate_with_plugin, score_with_plugin
@@ -54,7 +55,6 @@ CHALLENGE_FIELDS = (
     "ends_at",
     "mask_variables",
 )
-REDACTED = "[redacted]"
 # Named, not imported: the task module imports this one (challenges/apps.py registers it).
 LEADERBOARD_REBUILD_TASK = "challenges.tasks.leaderboard_rebuild_task"
 
@@ -83,12 +83,6 @@ def fill_secret(text: str, secret: str | None, *, regex: bool = False) -> str:
         return text
     replacement = re.escape(secret) if regex else secret
     return SECRET_PLACEHOLDER.sub(lambda _: replacement, text)
-
-
-def redact_secret(text: str, secret: str | None) -> str:
-    if not secret or not text:
-        return text
-    return re.sub(re.escape(secret), REDACTED, text, flags=re.IGNORECASE)
 
 
 _SECRET_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
@@ -137,21 +131,6 @@ def secret_delete(*, secret: Secret) -> None:
 # --- Challenges ---------------------------------------------------------------------
 
 
-def unique_slug(model, base: str, *, fallback: str, exclude_id=None) -> str:
-    """A site-wide unique slug for `model` made from `base` (pages live at /…/<slug>/)."""
-    base = slugify(base)[:70] or fallback
-    taken = set(
-        model.objects.filter(slug__startswith=base)
-        .exclude(id=exclude_id)
-        .values_list("slug", flat=True)
-    )
-    slug, n = base, 1
-    while slug in taken:
-        n += 1
-        slug = f"{base}-{n}"
-    return slug
-
-
 def _validated(challenge: Challenge, changes: dict[str, Any]) -> None:
     unknown = set(changes) - set(CHALLENGE_FIELDS)
     if unknown:
@@ -183,7 +162,7 @@ def challenge_create(
     challenge = Challenge(workspace=workspace, created_by=user, updated_by=user)
     _validated(challenge, fields)
     if not challenge.slug:
-        challenge.slug = unique_slug(Challenge, challenge.name, fallback="challenge")
+        challenge.slug = unique_slug(model=Challenge, text=challenge.name, fallback="challenge")
     challenge.save()
     return challenge
 
@@ -197,7 +176,7 @@ def challenge_update(
     challenge.updated_by = user
     if not challenge.slug:
         challenge.slug = unique_slug(
-            Challenge, challenge.name, fallback="challenge", exclude_id=challenge.id
+            model=Challenge, text=challenge.name, fallback="challenge", exclude_id=challenge.id
         )
     challenge.save()
     if challenge.scoring_strategy != previous_strategy:
@@ -233,7 +212,7 @@ def challenge_evaluate(
                 code="judge_misconfigured",
                 status=422,
             ) from None
-        return dataclasses.replace(verdict, feedback=redact_secret(verdict.feedback, secret))
+        return dataclasses.replace(verdict, feedback=redact_secrets(verdict.feedback, [secret]))
     if challenge.evaluator_type == Challenge.EvaluatorType.CUSTOM:
         verdict = evaluate_with_plugin(
             plugin_id=challenge.evaluator_plugin_id,
@@ -245,7 +224,7 @@ def challenge_evaluate(
             mask_variables=challenge.mask_variables or [],
             secrets=[secret] if secret else [],
         )
-        return dataclasses.replace(verdict, feedback=redact_secret(verdict.feedback, secret))
+        return dataclasses.replace(verdict, feedback=redact_secrets(verdict.feedback, [secret]))
     regex = challenge.success_type == Challenge.SuccessType.REGEX
     pattern = fill_secret(challenge.success_pattern, secret, regex=regex)
     rule = evaluate_rule(success_type=challenge.success_type, pattern=pattern, output=output or "")
@@ -291,16 +270,6 @@ def attempt_custom_score(
     )
 
 
-def _redact_json(value: Any, secret: str | None) -> Any:
-    if isinstance(value, str):
-        return redact_secret(value, secret)
-    if isinstance(value, dict):
-        return {key: _redact_json(item, secret) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_redact_json(item, secret) for item in value]
-    return value
-
-
 def _fingerprint(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest() if text else ""
 
@@ -344,8 +313,8 @@ def attempt_record(
         succeeded=verdict.passed,
         score=standing.score if verdict.passed else None,
         judge_rating=verdict.rating,
-        judge_feedback=redact_secret(verdict.feedback, secret),
-        judge_output_raw=_redact_json(verdict.raw, secret),
+        judge_feedback=redact_secrets(verdict.feedback, [secret]),
+        judge_output_raw=redact_secrets_in_json(verdict.raw, [secret]),
         tokens_total=tokens_total,
         elapsed_ms=elapsed_ms,
         prompt_sha256=_fingerprint(prompt),
@@ -356,8 +325,8 @@ def attempt_record(
         idempotency_key=idempotency_key or None,
     )
     if verdict.passed:
-        attempt.prompt = redact_secret(prompt, secret)
-        attempt.response = redact_secret(response, secret)
+        attempt.prompt = redact_secrets(prompt, [secret])
+        attempt.response = redact_secrets(response, [secret])
     try:
         with transaction.atomic():
             attempt.save(force_insert=True)

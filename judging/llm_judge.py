@@ -9,7 +9,6 @@ deterministic built-in judge answers without any network.
 
 import json
 import logging
-import math
 import re
 import time
 import unicodedata
@@ -20,6 +19,7 @@ from typing import Any
 import openai
 from django.conf import settings
 
+from core.numbers import is_number
 from judging.errors import JudgeConfigError
 from judging.verdicts import Verdict
 
@@ -104,10 +104,6 @@ class _JudgeFailure(Exception):
         self.details = details
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def judge_settings(config: dict[str, Any] | None) -> JudgeSettings:
     """The effective settings for `config`, or JudgeConfigError naming every problem."""
     config = config or {}
@@ -129,10 +125,10 @@ def judge_settings(config: dict[str, Any] | None) -> JudgeSettings:
         problems.append("'rating_scale' must be a whole number from 1 to 100.")
         scale = 10
     threshold = config.get("pass_threshold", min(5, scale))
-    if not (_is_number(threshold) and 0 <= threshold <= scale):
+    if not (is_number(threshold) and 0 <= threshold <= scale):
         problems.append(f"'pass_threshold' must be a number from 0 to the rating scale ({scale}).")
     temperature = config.get("temperature", 0)
-    if not (_is_number(temperature) and 0 <= temperature <= 2):
+    if not (is_number(temperature) and 0 <= temperature <= 2):
         problems.append("'temperature' must be a number from 0 to 2.")
     max_tokens = config.get("max_tokens", 300)
     if not (isinstance(max_tokens, int) and not isinstance(max_tokens, bool)) or not (
@@ -296,7 +292,7 @@ def _verdict_from(answer: dict, judge: JudgeSettings) -> Verdict:
             rating = float(rating.strip())
         except ValueError:
             rating = None
-    if not _is_number(rating):
+    if not is_number(rating):
         raise _JudgeFailure("unparsable")
     clamped = int(min(max(round(rating), 0), judge.rating_scale))
     explicit = answer.get("passed")

@@ -32,6 +32,8 @@ from typing import Any, Protocol, TypedDict
 
 from django.conf import settings
 
+from core.numbers import is_number
+from core.redaction import redact_secrets
 from judging.verdicts import Verdict
 
 logger = logging.getLogger(__name__)
@@ -42,7 +44,6 @@ PLUGIN_FAILURE_FEEDBACK = (
     "The custom evaluator could not reach a verdict; this attempt does not count as a pass."
 )
 MASK = "***"
-REDACTED = "[redacted]"
 WORKER = Path(__file__).resolve().with_name("sandbox_worker.py")
 
 _MAX_VARIABLES = 50
@@ -133,19 +134,13 @@ def plugin_find(group: str, *, plugin_id: str = "", entrypoint: str = "") -> Ent
 # --- Inputs -----------------------------------------------------------------------------
 
 
-def _redact(text: str, secrets: list[str]) -> str:
-    for secret in secrets:
-        text = re.sub(re.escape(secret), REDACTED, text, flags=re.IGNORECASE)
-    return text
-
-
 def _scalar(value: Any, secrets: list[str]) -> tuple[bool, Any]:
     if value is None or isinstance(value, bool | int):
         return True, value
     if isinstance(value, float):
         return math.isfinite(value), value
     if isinstance(value, str):
-        return True, _redact(value[:_MAX_TEXT], secrets)
+        return True, redact_secrets(value[:_MAX_TEXT], secrets)
     return False, None
 
 
@@ -314,10 +309,6 @@ def _log(kind: str, plugin_id: str, call: SandboxOutcome) -> None:
 # --- Evaluators and scorers -------------------------------------------------------------
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _failed(plugin_id: str, outcome: str) -> Verdict:
     return Verdict(
         passed=False,
@@ -353,8 +344,8 @@ def evaluate_with_plugin(
     )
     context["timeout_ms"] = int(float(getattr(settings, "PLUGIN_TIMEOUT_SECONDS", 5)) * 1000)
     args = {
-        "goal": _redact(goal or "", secret_values),
-        "response": _redact(response or "", secret_values),
+        "goal": redact_secrets(goal or "", secret_values),
+        "response": redact_secrets(response or "", secret_values),
         "config": config or {},
         "ctx": context,
     }
@@ -369,7 +360,7 @@ def evaluate_with_plugin(
         return _failed(name, call.outcome)
 
     rating = result.get("rating")
-    rating = int(min(max(round(rating), 0), 10)) if _is_number(rating) else None
+    rating = int(min(max(round(rating), 0), 10)) if is_number(rating) else None
     feedback = result.get("feedback")
     feedback = feedback[:2000] if isinstance(feedback, str) else ""
     raw: dict[str, Any] = {"plugin_id": name}
@@ -398,7 +389,7 @@ def score_with_plugin(
     args = {"metrics": dict(metrics), "config": config or {}, "ctx": context}
     call = sandbox_call(entrypoint=point.value, method="score", args=args)
     result = call.result
-    if call.outcome == "ok" and not (isinstance(result, dict) and _is_number(result.get("score"))):
+    if call.outcome == "ok" and not (isinstance(result, dict) and is_number(result.get("score"))):
         call = SandboxOutcome(outcome="bad_result", duration_ms=call.duration_ms)
     _log("scorer", name, call)
     if call.outcome != "ok":

@@ -101,7 +101,6 @@ def test_it_has_no_import_cycle_between_modules():
     assert cycles == []
 
 
-@pytest.mark.xfail(strict=True, reason="private helpers imported across modules: issue 7")
 def test_it_never_imports_a_private_name_of_another_module():
     private = []
     for package in FLOORS:

@@ -5,16 +5,11 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from challenges import services
-from challenges.api.console import (
-    ConsoleApi,
-    _owned,
-    _paginated,
-    _require_write,
-    _target_workspace,
-    _uuid_or_404,
-)
+from challenges.api.console import ConsoleApi
 from challenges.bridge.selectors import bridge_keys_for_creator
 from challenges.models import BridgeKey
+from core.api import object_or_404, paginated_response, uuid_or_404
+from players.selectors import workspace_for_write, workspace_require_write
 
 
 class BridgeKeyCreateSerializer(serializers.Serializer):
@@ -43,14 +38,16 @@ class BridgeKeyListCreateApi(ConsoleApi):
     def get(self, request):
         keys = bridge_keys_for_creator(user=request.user)
         if workspace := request.query_params.get("workspace"):
-            keys = keys.filter(workspace_id=_uuid_or_404(workspace))
-        return _paginated(request, self, keys, BridgeKeyOutputSerializer)
+            keys = keys.filter(workspace_id=uuid_or_404(workspace))
+        return paginated_response(request, self, keys, BridgeKeyOutputSerializer)
 
     @extend_schema(request=BridgeKeyCreateSerializer, responses={201: BridgeKeyCreatedSerializer})
     def post(self, request):
         data = BridgeKeyCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        workspace = _target_workspace(request.user, data.validated_data.get("workspace"))
+        workspace = workspace_for_write(
+            user=request.user, requested=data.validated_data.get("workspace")
+        )
         key, raw = services.bridge_key_create(
             workspace=workspace, name=data.validated_data.get("name", "")
         )
@@ -60,8 +57,8 @@ class BridgeKeyListCreateApi(ConsoleApi):
 
 class BridgeKeyDetailApi(ConsoleApi):
     def _key(self, request, key_id) -> BridgeKey:
-        key = _owned(bridge_keys_for_creator(user=request.user), key_id)
-        _require_write(request.user, key.workspace_id)
+        key = object_or_404(bridge_keys_for_creator(user=request.user), key_id)
+        workspace_require_write(user=request.user, workspace_id=key.workspace_id)
         return key
 
     @extend_schema(responses={204: None})

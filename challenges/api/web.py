@@ -5,20 +5,21 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from challenges import selectors
-from challenges.api.console import _owned, _paginated
 from challenges.api.serializers import LeaderboardSerializer, PublicChallengeSerializer
 from challenges.models import Challenge
-from core.api import leaderboard_limit
+from core.api import leaderboard_limit, object_or_404, paginated_response
 
 
 def _visible_challenge(challenge_id) -> Challenge:
-    return _owned(Challenge.objects.filter(is_active=True), challenge_id)
+    return object_or_404(Challenge.objects.filter(is_active=True), challenge_id)
 
 
 class ChallengeListApi(APIView):
     @extend_schema(responses=PublicChallengeSerializer(many=True))
     def get(self, request):
-        return _paginated(request, self, selectors.challenges_public(), PublicChallengeSerializer)
+        return paginated_response(
+            request, self, selectors.challenges_public(), PublicChallengeSerializer
+        )
 
 
 class ChallengeDetailApi(APIView):

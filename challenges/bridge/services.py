@@ -16,6 +16,7 @@ from challenges import services
 from challenges.models import BridgeDelivery, BridgeKey, Challenge, ChallengeAttempt
 from core.errors import ApplicationError, NotFoundError
 from core.ratelimit import rate_limit_hit
+from core.redaction import REDACTED, redact_secrets
 from judging.errors import JudgeConfigError
 from judging.llm_judge import judge_with_llm
 from judging.rules import PatternError, compile_pattern, evaluate_rule
@@ -37,9 +38,7 @@ class BridgeAnswer:
 
 def variables_masked(variables: dict[str, Any], names: list[str]) -> dict[str, Any]:
     hidden = set(names)
-    return {
-        name: services.REDACTED if name in hidden else value for name, value in variables.items()
-    }
+    return {name: REDACTED if name in hidden else value for name, value in variables.items()}
 
 
 def _masked_values(variables: dict[str, Any], names: list[str]) -> list[str]:
@@ -48,12 +47,6 @@ def _masked_values(variables: dict[str, Any], names: list[str]) -> list[str]:
         for name in names
         if name in variables and variables[name] not in (None, "")
     ]
-
-
-def _redact_all(text: str, values: list[str]) -> str:
-    for value in values:
-        text = services.redact_secret(text, value)
-    return text
 
 
 def _stored_answer(*, workspace_id, endpoint: str, workflow_run_id: str) -> dict | None:
@@ -101,7 +94,7 @@ def _inline_verdict(*, inline: dict[str, Any], output: str) -> Verdict:
 
 def _answer_body(*, verdict: Verdict, output: str, secret: str | None, hidden: list[str]) -> dict:
     def clean(text: str) -> str:
-        return _redact_all(services.redact_secret(text or "", secret), hidden)
+        return redact_secrets(text or "", [secret, *hidden])
 
     message = verdict.feedback or (
         "Challenge succeeded." if verdict.passed else "Challenge not succeeded."
@@ -222,8 +215,8 @@ def bridge_challenge_evaluate(
             challenge=challenge,
             end_user=end_user,
             verdict=verdict,
-            prompt=_redact_all(prompt, hidden),
-            response=_redact_all(output, hidden),
+            prompt=redact_secrets(prompt, hidden),
+            response=redact_secrets(output, hidden),
             tokens_total=tokens_total,
             elapsed_ms=elapsed_ms,
             source=ChallengeAttempt.Source.BRIDGE,
