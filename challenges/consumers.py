@@ -6,16 +6,17 @@ import logging
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from challenges import selectors
 from challenges.live import leaderboard_group
+from challenges.selectors.challenges import challenge_visible_by_id
+from challenges.selectors.leaderboards import leaderboard_standings
 
 logger = logging.getLogger(__name__)
 
 
 @database_sync_to_async
 def _visible_standings(challenge_id: str) -> dict | None:
-    challenge = selectors.challenge_visible_by_id(challenge_id=challenge_id)
-    return selectors.leaderboard_standings(challenge=challenge) if challenge else None
+    challenge = challenge_visible_by_id(challenge_id=challenge_id)
+    return leaderboard_standings(challenge=challenge) if challenge else None
 
 
 class ChallengeLeaderboardConsumer(AsyncJsonWebsocketConsumer):

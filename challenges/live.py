@@ -2,7 +2,8 @@
 
 from typing import Any
 
-from challenges.selectors import challenge_by_id, leaderboard_standings
+from challenges.selectors.challenges import challenge_by_id
+from challenges.selectors.leaderboards import leaderboard_standings
 from notifications.live import group_send_on_commit
 
 

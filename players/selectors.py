@@ -4,7 +4,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
 from core.errors import ApplicationError
-from players.models import Membership, PlayerProfile, Workspace
+from players.models import EndUser, Membership, PlayerProfile, Workspace
 
 
 def workspaces_for_user(*, user: AbstractBaseUser, writable: bool = False) -> QuerySet[Workspace]:
@@ -63,6 +63,13 @@ def workspace_for_write(*, user: AbstractBaseUser, requested: str | None) -> Wor
         "You belong to several workspaces; say which with 'workspace'.",
         fields={"workspace": ["Required when you belong to several workspaces."]},
     )
+
+
+def end_user_of_account(*, workspace_id, account: AbstractBaseUser) -> EndUser | None:
+    """The logged-in player's identity in a workspace, if they have played there."""
+    if not account.is_authenticated:
+        return None
+    return EndUser.objects.filter(workspace_id=workspace_id, account=account).first()
 
 
 def profile_for_account(*, account: AbstractBaseUser) -> PlayerProfile:

@@ -4,10 +4,10 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from challenges import services
 from challenges.api.console import ConsoleApi
 from challenges.bridge.selectors import bridge_keys_for_creator
 from challenges.models import BridgeKey
+from challenges.services.bridge_keys import bridge_key_create, bridge_key_revoke
 from core.api import object_or_404, paginated_response, uuid_or_404
 from players.selectors import workspace_for_write, workspace_require_write
 
@@ -36,9 +36,10 @@ class BridgeKeyListCreateApi(ConsoleApi):
         responses=BridgeKeyOutputSerializer(many=True),
     )
     def get(self, request):
-        keys = bridge_keys_for_creator(user=request.user)
-        if workspace := request.query_params.get("workspace"):
-            keys = keys.filter(workspace_id=uuid_or_404(workspace))
+        workspace = request.query_params.get("workspace")
+        keys = bridge_keys_for_creator(
+            user=request.user, workspace_id=uuid_or_404(workspace) if workspace else None
+        )
         return paginated_response(request, self, keys, BridgeKeyOutputSerializer)
 
     @extend_schema(request=BridgeKeyCreateSerializer, responses={201: BridgeKeyCreatedSerializer})
@@ -48,9 +49,7 @@ class BridgeKeyListCreateApi(ConsoleApi):
         workspace = workspace_for_write(
             user=request.user, requested=data.validated_data.get("workspace")
         )
-        key, raw = services.bridge_key_create(
-            workspace=workspace, name=data.validated_data.get("name", "")
-        )
+        key, raw = bridge_key_create(workspace=workspace, name=data.validated_data.get("name", ""))
         key.key = raw
         return Response(BridgeKeyCreatedSerializer(key).data, status=status.HTTP_201_CREATED)
 
@@ -63,7 +62,7 @@ class BridgeKeyDetailApi(ConsoleApi):
 
     @extend_schema(responses={204: None})
     def delete(self, request, key_id):
-        services.bridge_key_revoke(key=self._key(request, key_id))
+        bridge_key_revoke(key=self._key(request, key_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -72,5 +71,5 @@ class BridgeKeyRevokeApi(BridgeKeyDetailApi):
 
     @extend_schema(request=None, responses=BridgeKeyOutputSerializer)
     def post(self, request, key_id):
-        key = services.bridge_key_revoke(key=self._key(request, key_id))
+        key = bridge_key_revoke(key=self._key(request, key_id))
         return Response(BridgeKeyOutputSerializer(key).data)

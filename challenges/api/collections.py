@@ -5,11 +5,23 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from challenges import collections
 from challenges.api.console import ConsoleApi
 from challenges.api.serializers import PublicChallengeSerializer, StrictSerializer
-from challenges.collections import COLLECTION_FIELDS
 from challenges.models import ChallengeCollection
+from challenges.selectors.collections import (
+    collections_for_creator,
+    collections_public,
+    collections_public_with_challenges,
+    leaderboard_for_collection,
+)
+from challenges.services.collections import (
+    COLLECTION_FIELDS,
+    MAX_CHALLENGES_PER_COLLECTION,
+    collection_create,
+    collection_delete,
+    collection_set_challenges,
+    collection_update,
+)
 from core.api import leaderboard_limit, object_or_404, paginated_response, uuid_or_404
 from core.errors import ApplicationError
 from players.selectors import workspace_for_write, workspace_require_write
@@ -38,7 +50,7 @@ class CollectionChallengesInputSerializer(StrictSerializer):
     challenge_ids = serializers.ListField(
         child=serializers.CharField(max_length=64),
         allow_empty=True,
-        max_length=collections.MAX_CHALLENGES_PER_COLLECTION,
+        max_length=MAX_CHALLENGES_PER_COLLECTION,
     )
 
 
@@ -119,7 +131,7 @@ class CollectionLeaderboardSerializer(serializers.Serializer):
 
 
 def _creator_collection(request, collection_id) -> ChallengeCollection:
-    return object_or_404(collections.collections_for_creator(user=request.user), collection_id)
+    return object_or_404(collections_for_creator(user=request.user), collection_id)
 
 
 class CollectionListCreateApi(ConsoleApi):
@@ -131,11 +143,12 @@ class CollectionListCreateApi(ConsoleApi):
         responses=CollectionOutputSerializer(many=True),
     )
     def get(self, request):
-        found = collections.collections_for_creator(user=request.user)
-        if app_id := request.query_params.get("app_id"):
-            found = found.filter(app_id=app_id)
-        if workspace := request.query_params.get("workspace"):
-            found = found.filter(workspace_id=uuid_or_404(workspace))
+        workspace = request.query_params.get("workspace")
+        found = collections_for_creator(
+            user=request.user,
+            app_id=request.query_params.get("app_id") or None,
+            workspace_id=uuid_or_404(workspace) if workspace else None,
+        )
         return paginated_response(request, self, found, CollectionOutputSerializer)
 
     @extend_schema(request=CollectionInputSerializer, responses={201: CollectionOutputSerializer})
@@ -144,7 +157,7 @@ class CollectionListCreateApi(ConsoleApi):
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
         workspace = workspace_for_write(user=request.user, requested=fields.pop("workspace", None))
-        collection = collections.collection_create(workspace=workspace, user=request.user, **fields)
+        collection = collection_create(workspace=workspace, user=request.user, **fields)
         created = _creator_collection(request, collection.id)
         return Response(CollectionOutputSerializer(created).data, status=status.HTTP_201_CREATED)
 
@@ -167,14 +180,14 @@ class CollectionDetailApi(ConsoleApi):
                 "A collection cannot move to another workspace.",
                 fields={"workspace": ["Read-only after creation."]},
             )
-        collections.collection_update(collection=collection, **fields)
+        collection_update(collection=collection, **fields)
         return Response(CollectionOutputSerializer(collection).data)
 
     @extend_schema(responses={204: None})
     def delete(self, request, collection_id):
         collection = _creator_collection(request, collection_id)
         workspace_require_write(user=request.user, workspace_id=collection.workspace_id)
-        collections.collection_delete(collection=collection)
+        collection_delete(collection=collection)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -187,7 +200,7 @@ class CollectionChallengesApi(ConsoleApi):
         workspace_require_write(user=request.user, workspace_id=collection.workspace_id)
         data = CollectionChallengesInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        collections.collection_set_challenges(
+        collection_set_challenges(
             collection=collection, challenge_ids=data.validated_data["challenge_ids"]
         )
         updated = _creator_collection(request, collection.id)
@@ -200,15 +213,13 @@ class CollectionChallengesApi(ConsoleApi):
 class PublicCollectionListApi(APIView):
     @extend_schema(responses=PublicCollectionSerializer(many=True))
     def get(self, request):
-        return paginated_response(
-            request, self, collections.collections_public(), PublicCollectionSerializer
-        )
+        return paginated_response(request, self, collections_public(), PublicCollectionSerializer)
 
 
 class PublicCollectionDetailApi(APIView):
     @extend_schema(responses=PublicCollectionDetailSerializer)
     def get(self, request, collection_id):
-        collection = object_or_404(collections.collections_public_with_challenges(), collection_id)
+        collection = object_or_404(collections_public_with_challenges(), collection_id)
         return Response(PublicCollectionDetailSerializer(collection).data)
 
 
@@ -219,6 +230,6 @@ class PublicCollectionLeaderboardApi(APIView):
     )
     def get(self, request, collection_id):
         limit = leaderboard_limit(request)
-        collection = object_or_404(collections.collections_public(), collection_id)
-        board = collections.leaderboard_for_collection(collection=collection, limit=limit)
+        collection = object_or_404(collections_public(), collection_id)
+        board = leaderboard_for_collection(collection=collection, limit=limit)
         return Response(CollectionLeaderboardSerializer(board).data)

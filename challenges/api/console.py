@@ -7,7 +7,6 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from challenges import selectors, services
 from challenges.api.serializers import (
     AttemptOutputSerializer,
     ChallengeInputSerializer,
@@ -18,6 +17,11 @@ from challenges.api.serializers import (
 )
 from challenges.exports import attempts_csv_response
 from challenges.models import Challenge, Secret
+from challenges.selectors.attempts import attempts_for_challenge
+from challenges.selectors.challenges import challenges_for_creator
+from challenges.selectors.secrets import secrets_for_creator
+from challenges.services.challenges import challenge_create, challenge_delete, challenge_update
+from challenges.services.secrets import secret_create, secret_delete, secret_update
 from core.api import object_or_404, paginated_response, uuid_or_404
 from core.errors import ApplicationError
 from players.selectors import workspace_for_write, workspace_require_write
@@ -36,11 +40,12 @@ class ChallengeListCreateApi(ConsoleApi):
         responses=ChallengeOutputSerializer(many=True),
     )
     def get(self, request):
-        challenges = selectors.challenges_for_creator(user=request.user)
-        if app_id := request.query_params.get("app_id"):
-            challenges = challenges.filter(app_id=app_id)
-        if workspace := request.query_params.get("workspace"):
-            challenges = challenges.filter(workspace_id=uuid_or_404(workspace))
+        workspace = request.query_params.get("workspace")
+        challenges = challenges_for_creator(
+            user=request.user,
+            app_id=request.query_params.get("app_id") or None,
+            workspace_id=uuid_or_404(workspace) if workspace else None,
+        )
         return paginated_response(request, self, challenges, ChallengeOutputSerializer)
 
     @extend_schema(request=ChallengeInputSerializer, responses={201: ChallengeOutputSerializer})
@@ -49,13 +54,13 @@ class ChallengeListCreateApi(ConsoleApi):
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
         workspace = workspace_for_write(user=request.user, requested=fields.pop("workspace", None))
-        challenge = services.challenge_create(workspace=workspace, user=request.user, **fields)
+        challenge = challenge_create(workspace=workspace, user=request.user, **fields)
         return Response(ChallengeOutputSerializer(challenge).data, status=status.HTTP_201_CREATED)
 
 
 class ChallengeDetailApi(ConsoleApi):
     def _challenge(self, request, challenge_id) -> Challenge:
-        return object_or_404(selectors.challenges_for_creator(user=request.user), challenge_id)
+        return object_or_404(challenges_for_creator(user=request.user), challenge_id)
 
     @extend_schema(responses=ChallengeOutputSerializer)
     def get(self, request, challenge_id):
@@ -73,14 +78,14 @@ class ChallengeDetailApi(ConsoleApi):
                 "A challenge cannot move to another workspace.",
                 fields={"workspace": ["Read-only after creation."]},
             )
-        challenge = services.challenge_update(challenge=challenge, user=request.user, **fields)
+        challenge = challenge_update(challenge=challenge, user=request.user, **fields)
         return Response(ChallengeOutputSerializer(challenge).data)
 
     @extend_schema(responses={204: None})
     def delete(self, request, challenge_id):
         challenge = self._challenge(request, challenge_id)
         workspace_require_write(user=request.user, workspace_id=challenge.workspace_id)
-        services.challenge_delete(challenge=challenge)
+        challenge_delete(challenge=challenge)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -118,7 +123,7 @@ class ChallengeAttemptListApi(ConsoleApi):
         responses=AttemptOutputSerializer(many=True),
     )
     def get(self, request, challenge_id):
-        challenge = object_or_404(selectors.challenges_for_creator(user=request.user), challenge_id)
+        challenge = object_or_404(challenges_for_creator(user=request.user), challenge_id)
         params = request.query_params
         source = params.get("source") or None
         if source and source not in ("web", "api", "bridge"):
@@ -126,7 +131,7 @@ class ChallengeAttemptListApi(ConsoleApi):
                 "'source' must be web, api or bridge.", fields={"source": ["web, api or bridge"]}
             )
         end_user = params.get("end_user")
-        attempts = selectors.attempts_for_challenge(
+        attempts = attempts_for_challenge(
             challenge=challenge,
             succeeded=_optional_bool(params.get("succeeded"), "succeeded"),
             source=source,
@@ -148,7 +153,7 @@ class SecretListCreateApi(ConsoleApi):
     @extend_schema(responses=SecretOutputSerializer(many=True))
     def get(self, request):
         return paginated_response(
-            request, self, selectors.secrets_for_creator(user=request.user), SecretOutputSerializer
+            request, self, secrets_for_creator(user=request.user), SecretOutputSerializer
         )
 
     @extend_schema(request=SecretCreateSerializer, responses={201: SecretOutputSerializer})
@@ -158,7 +163,7 @@ class SecretListCreateApi(ConsoleApi):
         workspace = workspace_for_write(
             user=request.user, requested=data.validated_data.get("workspace")
         )
-        secret = services.secret_create(
+        secret = secret_create(
             workspace=workspace,
             name=data.validated_data["name"],
             value=data.validated_data["value"],
@@ -168,7 +173,7 @@ class SecretListCreateApi(ConsoleApi):
 
 class SecretDetailApi(ConsoleApi):
     def _secret(self, request, secret_id) -> Secret:
-        return object_or_404(selectors.secrets_for_creator(user=request.user), secret_id)
+        return object_or_404(secrets_for_creator(user=request.user), secret_id)
 
     @extend_schema(responses=SecretOutputSerializer)
     def get(self, request, secret_id):
@@ -180,12 +185,12 @@ class SecretDetailApi(ConsoleApi):
         workspace_require_write(user=request.user, workspace_id=secret.workspace_id)
         data = SecretUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        secret = services.secret_update(secret=secret, value=data.validated_data["value"])
+        secret = secret_update(secret=secret, value=data.validated_data["value"])
         return Response(SecretOutputSerializer(secret).data)
 
     @extend_schema(responses={204: None})
     def delete(self, request, secret_id):
         secret = self._secret(request, secret_id)
         workspace_require_write(user=request.user, workspace_id=secret.workspace_id)
-        services.secret_delete(secret=secret)
+        secret_delete(secret=secret)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -12,8 +12,10 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from challenges import services
 from challenges.models import BridgeDelivery, BridgeKey, Challenge, ChallengeAttempt
+from challenges.services.attempts import attempt_record
+from challenges.services.evaluation import attempt_custom_score, challenge_evaluate
+from challenges.services.secrets import secret_value_for
 from core.errors import ApplicationError, NotFoundError
 from core.ratelimit import rate_limit_hit
 from core.redaction import REDACTED, redact_secrets
@@ -198,20 +200,20 @@ def bridge_challenge_evaluate(
             limit=challenge.max_attempts_per_hour,
             window_seconds=3600,
         )
-    secret = services.secret_value_for(challenge=challenge)
-    verdict = services.challenge_evaluate(
+    secret = secret_value_for(challenge=challenge)
+    verdict = challenge_evaluate(
         challenge=challenge, output=output, variables=variables_masked(variables, hidden_names)
     )
     custom_score = None
     if end_user is not None:
         # A scorer plugin runs in a subprocess: keep it out of the transaction below.
-        custom_score = services.attempt_custom_score(
+        custom_score = attempt_custom_score(
             challenge=challenge, verdict=verdict, tokens_total=tokens_total, elapsed_ms=elapsed_ms
         )
     body = _answer_body(verdict=verdict, output=output, secret=secret, hidden=hidden)
 
     def record() -> ChallengeAttempt:
-        return services.attempt_record(
+        return attempt_record(
             challenge=challenge,
             end_user=end_user,
             verdict=verdict,
