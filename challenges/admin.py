@@ -24,8 +24,6 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from challenges import collections as collection_services
-from challenges import services
 from challenges.admin_forms import (
     BridgeKeyAdminForm,
     ChallengeAdminForm,
@@ -34,7 +32,6 @@ from challenges.admin_forms import (
     CollectionItemFormSet,
     SecretAdminForm,
 )
-from challenges.collections import COLLECTION_FIELDS
 from challenges.exports import attempts_csv_response
 from challenges.models import (
     BridgeKey,
@@ -44,8 +41,30 @@ from challenges.models import (
     CollectionItem,
     Secret,
 )
+from challenges.services.bridge_keys import bridge_key_create, bridge_key_revoke
+from challenges.services.challenges import (
+    CHALLENGE_FIELDS,
+    challenge_create,
+    challenge_delete,
+    challenge_update,
+)
+from challenges.services.collections import (
+    COLLECTION_FIELDS,
+    collection_create,
+    collection_delete,
+    collection_set_challenges,
+    collection_update,
+)
+from challenges.services.evaluation import challenge_evaluate
+from challenges.services.secrets import (
+    secret_create,
+    secret_delete,
+    secret_update,
+    secret_value_for,
+)
 from challenges.validation import THEME_KEYS
 from core.errors import ApplicationError
+from core.redaction import redact_secrets
 from players.admin import WorkspaceScopedAdmin, WorkspaceScopedInline, can_write_any
 from players.selectors import workspaces_for_user
 
@@ -180,27 +199,25 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
 
     def save_model(self, request: HttpRequest, obj: Challenge, form, change: bool) -> None:
         fields = {
-            name: form.cleaned_data[name]
-            for name in services.CHALLENGE_FIELDS
-            if name in form.cleaned_data
+            name: form.cleaned_data[name] for name in CHALLENGE_FIELDS if name in form.cleaned_data
         }
         if change:
             # The form already copied its values onto `obj`; the service compares against
             # the stored row (a strategy change rebuilds the leaderboard).
             stored = Challenge.objects.get(pk=obj.pk)
-            saved = services.challenge_update(challenge=stored, user=request.user, **fields)
+            saved = challenge_update(challenge=stored, user=request.user, **fields)
         else:
-            saved = services.challenge_create(
+            saved = challenge_create(
                 workspace=form.cleaned_data["workspace"], user=request.user, **fields
             )
         _adopt(saved, obj)
 
     def delete_model(self, request: HttpRequest, obj: Challenge) -> None:
-        services.challenge_delete(challenge=obj)
+        challenge_delete(challenge=obj)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
         for challenge in queryset:
-            services.challenge_delete(challenge=challenge)
+            challenge_delete(challenge=challenge)
 
     def get_urls(self):
         name = f"{self.opts.app_label}_{self.opts.model_name}_try"
@@ -218,19 +235,17 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
         challenge = self.get_object(request, unquote(object_id))
         if challenge is None or not self.has_view_permission(request, challenge):
             raise Http404("No such challenge.")
-        secret = services.secret_value_for(challenge=challenge)
+        secret = secret_value_for(challenge=challenge)
         verdict = None
         form = ChallengeTryForm(request.POST if request.method == "POST" else None)
         if form.is_bound and form.is_valid():
             output = form.cleaned_data["output"]
             try:
-                verdict = services.challenge_evaluate(challenge=challenge, output=output)
+                verdict = challenge_evaluate(challenge=challenge, output=output)
             except ApplicationError as exc:
-                self.message_user(
-                    request, services.redact_secret(exc.message, secret), messages.ERROR
-                )
+                self.message_user(request, redact_secrets(exc.message, [secret]), messages.ERROR)
             # A creator may paste the secret itself; the page must not echo it back.
-            form = ChallengeTryForm(initial={"output": services.redact_secret(output, secret)})
+            form = ChallengeTryForm(initial={"output": redact_secrets(output, [secret])})
         context = {
             **self.admin_site.each_context(request),
             "title": f"Try “{challenge}”",
@@ -239,7 +254,7 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
             "original": challenge,
             "form": form,
             "verdict": verdict,
-            "feedback": services.redact_secret(verdict.feedback, secret) if verdict else "",
+            "feedback": redact_secrets(verdict.feedback, [secret]) if verdict else "",
         }
         return TemplateResponse(request, "admin/challenges/challenge/try_it.html", context)
 
@@ -277,15 +292,15 @@ class SecretAdmin(WorkspaceScopedAdmin):
         value = form.cleaned_data.get("new_value") or ""
         if change:
             if value:
-                services.secret_update(secret=Secret.objects.get(pk=obj.pk), value=value)
+                secret_update(secret=Secret.objects.get(pk=obj.pk), value=value)
             return
-        saved = services.secret_create(
+        saved = secret_create(
             workspace=form.cleaned_data["workspace"], name=form.cleaned_data["name"], value=value
         )
         _adopt(saved, obj)
 
     def delete_model(self, request: HttpRequest, obj: Secret) -> None:
-        services.secret_delete(secret=obj)
+        secret_delete(secret=obj)
 
 
 # --- Attempts -------------------------------------------------------------------------
@@ -346,8 +361,8 @@ class ChallengeAttemptAdmin(WorkspaceScopedAdmin):
             return "—"
         # A judge model may quote the secret back; the raw answer is stored as it came.
         text = json.dumps(obj.judge_output_raw, indent=2, ensure_ascii=False)
-        secret = services.secret_value_for(challenge=obj.challenge)
-        return format_html("<pre>{}</pre>", services.redact_secret(text, secret))
+        secret = secret_value_for(challenge=obj.challenge)
+        return format_html("<pre>{}</pre>", redact_secrets(text, [secret]))
 
     @admin.action(description="Export selected attempts as CSV", permissions=["view"])
     def export_csv(self, request: HttpRequest, queryset: QuerySet) -> StreamingHttpResponse:
@@ -425,9 +440,9 @@ class ChallengeCollectionAdmin(WorkspaceScopedAdmin):
         }
         if change:
             stored = ChallengeCollection.objects.get(pk=obj.pk)
-            saved = collection_services.collection_update(collection=stored, **fields)
+            saved = collection_update(collection=stored, **fields)
         else:
-            saved = collection_services.collection_create(
+            saved = collection_create(
                 workspace=form.cleaned_data["workspace"], user=request.user, **fields
             )
         _adopt(saved, obj)
@@ -444,16 +459,16 @@ class ChallengeCollectionAdmin(WorkspaceScopedAdmin):
             if not data or data.get("DELETE") or not data.get("challenge"):
                 continue
             rows.append((data.get("position") or 0, index, data["challenge"].pk))
-        collection_services.collection_set_challenges(
+        collection_set_challenges(
             collection=form.instance, challenge_ids=[pk for _, _, pk in sorted(rows)]
         )
 
     def delete_model(self, request: HttpRequest, obj: ChallengeCollection) -> None:
-        collection_services.collection_delete(collection=obj)
+        collection_delete(collection=obj)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
         for collection in queryset:
-            collection_services.collection_delete(collection=collection)
+            collection_delete(collection=collection)
 
 
 # --- Bridge keys ----------------------------------------------------------------------
@@ -491,7 +506,7 @@ class BridgeKeyAdmin(WorkspaceScopedAdmin):
         return can_write_any(request)
 
     def save_model(self, request: HttpRequest, obj: BridgeKey, form, change: bool) -> None:
-        key, plain = services.bridge_key_create(
+        key, plain = bridge_key_create(
             workspace=form.cleaned_data["workspace"], name=form.cleaned_data["name"]
         )
         _adopt(key, obj)
@@ -518,6 +533,6 @@ class BridgeKeyAdmin(WorkspaceScopedAdmin):
         writable = workspaces_for_user(user=request.user, writable=True)
         revoked = 0
         for key in queryset.filter(workspace__in=writable, revoked_at__isnull=True):
-            services.bridge_key_revoke(key=key)
+            bridge_key_revoke(key=key)
             revoked += 1
         self.message_user(request, f"Revoked {revoked} key(s).", messages.SUCCESS)

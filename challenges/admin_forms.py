@@ -8,9 +8,9 @@ from django.core.validators import RegexValidator
 from django.db.models import QuerySet
 from django.forms.models import BaseInlineFormSet
 
-from challenges.collections import COLLECTION_FIELDS, collection_errors
 from challenges.models import BridgeKey, Challenge, ChallengeCollection, Secret
-from challenges.services import CHALLENGE_FIELDS
+from challenges.services.challenges import CHALLENGE_FIELDS
+from challenges.services.collections import COLLECTION_FIELDS, collection_errors
 from challenges.validation import challenge_errors
 
 # Form field -> key of Challenge.judge_config.

@@ -6,4 +6,8 @@ class ChallengesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from challenges import checks  # noqa: F401 - registers the system checks
+        # Services enqueue tasks by name; importing the module registers them by that name.
+        from challenges import (
+            checks,  # noqa: F401 - registers the system checks
+            tasks,  # noqa: F401
+        )

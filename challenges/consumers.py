@@ -2,74 +2,21 @@
 every time they change."""
 
 import logging
-import uuid
 
-from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
-from channels.layers import get_channel_layer
-from django.conf import settings
 
-from challenges import selectors
-from challenges.models import Challenge
+from challenges.live import leaderboard_group
+from challenges.selectors.challenges import challenge_visible_by_id
+from challenges.selectors.leaderboards import leaderboard_standings
 
 logger = logging.getLogger(__name__)
 
 
-def leaderboard_group(challenge_id) -> str:
-    return f"leaderboard.challenge.{challenge_id}"
-
-
-def standings_for(*, challenge: Challenge) -> dict:
-    rows = selectors.leaderboard_for_challenge(
-        challenge=challenge, limit=settings.LEADERBOARD_DEFAULT_LIMIT
-    )
-    return {
-        "type": "leaderboard",
-        "challenge_id": str(challenge.id),
-        "scoring_strategy": challenge.scoring_strategy,
-        "entries": [
-            {
-                "rank": row.rank,
-                "player": row.player,
-                "end_user_id": row.end_user_id,
-                "score": row.score,
-                "judge_rating": row.judge_rating,
-                "tokens_total": row.tokens_total,
-                "elapsed_ms": row.elapsed_ms,
-                "achieved_at": row.achieved_at.isoformat(),
-            }
-            for row in rows
-        ],
-    }
-
-
-def leaderboard_broadcast(*, challenge_id) -> None:
-    """Push the current standings to every open socket; call it after the commit.
-
-    A channel layer that is down must not undo or fail an attempt already recorded, so
-    the failure is logged and the pages fall back to polling.
-    """
-    challenge = Challenge.objects.filter(id=challenge_id).first()
-    if challenge is None:
-        return
-    try:
-        async_to_sync(get_channel_layer().group_send)(
-            leaderboard_group(challenge_id),
-            {"type": "leaderboard.changed", "standings": standings_for(challenge=challenge)},
-        )
-    except Exception:
-        logger.warning("Could not push the leaderboard of %s", challenge_id, exc_info=True)
-
-
 @database_sync_to_async
 def _visible_standings(challenge_id: str) -> dict | None:
-    try:
-        challenge_uuid = uuid.UUID(challenge_id)
-    except ValueError:
-        return None
-    challenge = Challenge.objects.filter(id=challenge_uuid, is_active=True).first()
-    return standings_for(challenge=challenge) if challenge else None
+    challenge = challenge_visible_by_id(challenge_id=challenge_id)
+    return leaderboard_standings(challenge=challenge) if challenge else None
 
 
 class ChallengeLeaderboardConsumer(AsyncJsonWebsocketConsumer):

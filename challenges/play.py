@@ -7,10 +7,14 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
-from challenges import selectors, services
 from challenges.models import Challenge, ChallengeAttempt, Secret
+from challenges.selectors.leaderboards import leaderboard_rank
+from challenges.services.attempts import attempt_record
+from challenges.services.evaluation import attempt_custom_score, challenge_evaluate
+from challenges.services.secrets import fill_secret, secret_value_for
 from core.errors import ApplicationError
 from core.ratelimit import parse_rate, rate_limit_hit
+from core.redaction import redact_secrets
 from judging.targets import TargetConfig, TargetError, complete
 from players.services import end_user_for_account
 
@@ -114,8 +118,8 @@ def attempt_play(
     _check_rate_limits(challenge=challenge, account=account, ip=ip)
 
     end_user = end_user_for_account(workspace=challenge.workspace, account=account)
-    secret = services.secret_value_for(challenge=challenge)
-    system_prompt = services.fill_secret(challenge.system_prompt, secret)
+    secret = secret_value_for(challenge=challenge)
+    system_prompt = fill_secret(challenge.system_prompt, secret)
     try:
         reply = complete(
             system_prompt=system_prompt,
@@ -128,14 +132,14 @@ def attempt_play(
         logger.warning("Target failed for challenge %s: %s", challenge.id, exc)
         raise ApplicationError(TARGET_FAILED_MESSAGE, code="target_unavailable", status=502)
 
-    verdict = services.challenge_evaluate(challenge=challenge, output=reply.text)
-    custom_score = services.attempt_custom_score(
+    verdict = challenge_evaluate(challenge=challenge, output=reply.text)
+    custom_score = attempt_custom_score(
         challenge=challenge,
         verdict=verdict,
         tokens_total=reply.tokens_total,
         elapsed_ms=reply.elapsed_ms,
     )
-    attempt = services.attempt_record(
+    attempt = attempt_record(
         challenge=challenge,
         end_user=end_user,
         verdict=verdict,
@@ -148,10 +152,10 @@ def attempt_play(
     )
     return PlayResult(
         attempt=attempt,
-        response=services.redact_secret(reply.text, secret),
+        response=redact_secrets(reply.text, [secret]),
         challenge_succeeded=attempt.succeeded,
         judge_rating=attempt.judge_rating,
         judge_feedback=attempt.judge_feedback,
         score=attempt.score,
-        leaderboard_rank=selectors.leaderboard_rank(challenge=challenge, end_user=end_user),
+        leaderboard_rank=leaderboard_rank(challenge=challenge, end_user=end_user),
     )

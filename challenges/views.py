@@ -2,18 +2,21 @@
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import get_object_or_404, render
+from django.http import Http404
+from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
 
-from challenges import selectors
-from challenges.collections import collections_public
 from challenges.markdown import render_markdown
 from challenges.models import Challenge, ChallengeAttempt
 from challenges.play import PROMPT_MAX_CHARS, attempt_play, challenge_closed_reason
+from challenges.selectors.attempts import attempts_of_player
+from challenges.selectors.challenges import challenge_visible_by_slug, challenges_public
+from challenges.selectors.collections import collections_public
+from challenges.selectors.leaderboards import leaderboard_for_challenge, leaderboard_rank
 from challenges.validation import THEME_KEYS
 from core.errors import ApplicationError
 from core.ratelimit import client_ip
-from players.models import EndUser
+from players.selectors import end_user_of_account
 
 HISTORY_LIMIT = 20
 FONT_STACKS = {
@@ -47,26 +50,16 @@ def theme_style(theme: dict) -> str:
     return "; ".join(declarations)
 
 
-def _own_end_user(request, challenge: Challenge) -> EndUser | None:
-    if not request.user.is_authenticated:
-        return None
-    return EndUser.objects.filter(workspace_id=challenge.workspace_id, account=request.user).first()
-
-
 def _board_context(request, challenge: Challenge) -> dict:
-    end_user = _own_end_user(request, challenge)
+    end_user = end_user_of_account(workspace_id=challenge.workspace_id, account=request.user)
     history = []
     rank = None
     if end_user is not None:
-        history = list(
-            ChallengeAttempt.objects.filter(challenge=challenge, end_user=end_user)
-            .only("succeeded", "score", "judge_rating", "tokens_total", "elapsed_ms", "created_at")
-            .order_by("-created_at")[:HISTORY_LIMIT]
-        )
-        rank = selectors.leaderboard_rank(challenge=challenge, end_user=end_user)
+        history = attempts_of_player(challenge=challenge, end_user=end_user, limit=HISTORY_LIMIT)
+        rank = leaderboard_rank(challenge=challenge, end_user=end_user)
     return {
         "challenge": challenge,
-        "leaderboard": selectors.leaderboard_for_challenge(
+        "leaderboard": leaderboard_for_challenge(
             challenge=challenge, limit=settings.LEADERBOARD_DEFAULT_LIMIT
         ),
         "own_end_user_id": str(end_user.id) if end_user else "",
@@ -77,7 +70,7 @@ def _board_context(request, challenge: Challenge) -> dict:
 
 @require_GET
 def home(request):
-    challenges = selectors.challenges_public()
+    challenges = challenges_public()
     collections = collections_public()
     return render(
         request,
@@ -87,9 +80,10 @@ def home(request):
 
 
 def _visible(slug: str) -> Challenge:
-    return get_object_or_404(
-        Challenge.objects.select_related("workspace"), slug=slug, is_active=True
-    )
+    challenge = challenge_visible_by_slug(slug=slug)
+    if challenge is None:
+        raise Http404("No such challenge.")
+    return challenge
 
 
 def _page_context(request, challenge: Challenge) -> dict:

@@ -6,24 +6,28 @@ from django.shortcuts import render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
-from challenges import collections
 from challenges.markdown import render_markdown
+from challenges.selectors.collections import (
+    collection_progress,
+    collection_public_by_slug,
+    leaderboard_for_collection,
+)
 from challenges.views import theme_style
 from core.errors import ApplicationError
 
 
 @require_GET
 def collection_page(request: HttpRequest, slug: str) -> HttpResponse:
-    collection = collections.collection_public_by_slug(slug=slug)
+    collection = collection_public_by_slug(slug=slug)
     if collection is None:
         raise Http404("No such collection.")
-    progress = collections.collection_progress(collection=collection, account=request.user)
+    progress = collection_progress(collection=collection, account=request.user)
     challenges = [
         {"challenge": item.challenge, "solved": item.challenge_id in progress.solved_challenge_ids}
         for item in collection.ordered_items
     ]
     try:
-        leaderboard = collections.leaderboard_for_collection(
+        leaderboard = leaderboard_for_collection(
             collection=collection, limit=settings.LEADERBOARD_DEFAULT_LIMIT
         )
         leaderboard_unavailable = ""

@@ -1,17 +1,19 @@
 """The API conventions every app shares: the error shape, pagination, query parsing."""
 
 import logging
+import uuid
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import QuerySet
 from django.http import Http404
 from rest_framework import exceptions, pagination, status
 from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
-from core.errors import ApplicationError
+from core.errors import ApplicationError, NotFoundError
 
 logger = logging.getLogger(__name__)
 
@@ -183,6 +185,28 @@ class Pagination(pagination.BasePagination):
             {"name": "limit", "in": "query", "required": False, "schema": {"type": "integer"}},
             {"name": "offset", "in": "query", "required": False, "schema": {"type": "integer"}},
         ]
+
+
+def uuid_or_404(raw: Any) -> uuid.UUID:
+    """An id from a URL or query string; a malformed one reads like an unknown one."""
+    try:
+        return uuid.UUID(str(raw))
+    except ValueError:
+        raise NotFoundError() from None
+
+
+def object_or_404(queryset: QuerySet, pk: Any) -> Any:
+    """The row of `queryset` with primary key `pk`; a 404 when it is not in that set."""
+    found = queryset.filter(pk=uuid_or_404(pk)).first()
+    if found is None:
+        raise NotFoundError()
+    return found
+
+
+def paginated_response(request, view, queryset: QuerySet, serializer_class) -> Response:
+    paginator = Pagination()
+    page = paginator.paginate_queryset(queryset, request, view=view)
+    return paginator.get_paginated_response(serializer_class(page, many=True).data)
 
 
 def leaderboard_limit(request) -> int:

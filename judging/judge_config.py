@@ -7,12 +7,12 @@ message. A key that is absent or null takes its default; so does an empty `judge
 or `rubric_prompt_template`.
 """
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 
+from core.numbers import is_number
 from judging.errors import JudgeConfigError
 
 JUDGE_CONFIG_KEYS = (
@@ -69,11 +69,6 @@ class JudgeConfig:
     @property
     def judge_model(self) -> str:
         return f"{self.provider}/{self.model}"
-
-
-def is_number(value: Any) -> bool:
-    """A finite int or float; booleans are not numbers here, though Python says they are."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _is_whole(value: Any) -> bool:

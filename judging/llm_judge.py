@@ -18,8 +18,9 @@ from typing import Any, Literal
 import openai
 from django.conf import settings
 
+from core.numbers import is_number
 from judging.clients import openai_client
-from judging.judge_config import JudgeConfig, is_number, judge_config_parse
+from judging.judge_config import JudgeConfig, judge_config_parse
 from judging.verdicts import Verdict
 
 logger = logging.getLogger(__name__)

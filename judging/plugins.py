@@ -32,7 +32,8 @@ from typing import Any, Protocol, TypedDict
 
 from django.conf import settings
 
-from judging.judge_config import is_number
+from core.numbers import is_number
+from core.redaction import redact_secrets
 from judging.verdicts import Verdict
 
 logger = logging.getLogger(__name__)
@@ -43,7 +44,6 @@ PLUGIN_FAILURE_FEEDBACK = (
     "The custom evaluator could not reach a verdict; this attempt does not count as a pass."
 )
 MASK = "***"
-REDACTED = "[redacted]"
 WORKER = Path(__file__).resolve().with_name("sandbox_worker.py")
 
 _MAX_VARIABLES = 50
@@ -134,19 +134,13 @@ def plugin_find(group: str, *, plugin_id: str = "", entrypoint: str = "") -> Ent
 # --- Inputs -----------------------------------------------------------------------------
 
 
-def _redact(text: str, secrets: list[str]) -> str:
-    for secret in secrets:
-        text = re.sub(re.escape(secret), REDACTED, text, flags=re.IGNORECASE)
-    return text
-
-
 def _scalar(value: Any, secrets: list[str]) -> tuple[bool, Any]:
     if value is None or isinstance(value, bool | int):
         return True, value
     if isinstance(value, float):
         return math.isfinite(value), value
     if isinstance(value, str):
-        return True, _redact(value[:_MAX_TEXT], secrets)
+        return True, redact_secrets(value[:_MAX_TEXT], secrets)
     return False, None
 
 
@@ -350,8 +344,8 @@ def evaluate_with_plugin(
     )
     context["timeout_ms"] = int(float(getattr(settings, "PLUGIN_TIMEOUT_SECONDS", 5)) * 1000)
     args = {
-        "goal": _redact(goal or "", secret_values),
-        "response": _redact(response or "", secret_values),
+        "goal": redact_secrets(goal or "", secret_values),
+        "response": redact_secrets(response or "", secret_values),
         "config": config or {},
         "ctx": context,
     }

@@ -1,7 +1,10 @@
+import uuid
+
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
-from players.models import Membership, PlayerProfile, Workspace
+from core.errors import ApplicationError
+from players.models import EndUser, Membership, PlayerProfile, Workspace
 
 
 def workspaces_for_user(*, user: AbstractBaseUser, writable: bool = False) -> QuerySet[Workspace]:
@@ -23,6 +26,50 @@ def membership_role(*, user: AbstractBaseUser, workspace_id) -> str | None:
         .values_list("role", flat=True)
         .first()
     )
+
+
+def workspace_require_write(*, user: AbstractBaseUser, workspace_id) -> None:
+    """Refuse (403) a user whose role in the workspace is read-only or who has none."""
+    if membership_role(user=user, workspace_id=workspace_id) not in ("owner", "editor"):
+        raise ApplicationError(
+            "Your role in this workspace is read-only.", code="permission_denied", status=403
+        )
+
+
+def workspace_for_write(*, user: AbstractBaseUser, requested: str | None) -> Workspace:
+    """The workspace a creator's new row goes to: the one named (id or slug), else their only
+    writable one."""
+    writable = workspaces_for_user(user=user, writable=True)
+    if requested:
+        try:
+            match = writable.filter(id=uuid.UUID(requested))
+        except ValueError:
+            match = writable.filter(slug=requested)
+        workspace = match.first()
+        if workspace is None:
+            raise ApplicationError(
+                "No workspace you can write to has that id or slug.",
+                fields={"workspace": ["Unknown or read-only workspace."]},
+            )
+        return workspace
+    workspaces = list(writable[:2])
+    if len(workspaces) == 1:
+        return workspaces[0]
+    if not workspaces:
+        raise ApplicationError(
+            "You are not an owner or editor of any workspace.", code="permission_denied", status=403
+        )
+    raise ApplicationError(
+        "You belong to several workspaces; say which with 'workspace'.",
+        fields={"workspace": ["Required when you belong to several workspaces."]},
+    )
+
+
+def end_user_of_account(*, workspace_id, account: AbstractBaseUser) -> EndUser | None:
+    """The logged-in player's identity in a workspace, if they have played there."""
+    if not account.is_authenticated:
+        return None
+    return EndUser.objects.filter(workspace_id=workspace_id, account=account).first()
 
 
 def profile_for_account(*, account: AbstractBaseUser) -> PlayerProfile:

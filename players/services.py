@@ -7,9 +7,9 @@ from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from django.utils.text import slugify
 
 from core.errors import ApplicationError
+from core.slugs import unique_slug
 from players.models import ApiToken, EndUser, Membership, PlayerProfile, Workspace
 
 TOKEN_PREFIX = "phc_"
@@ -46,11 +46,7 @@ def workspace_get_or_create(*, name: str) -> Workspace:
     workspace = Workspace.objects.filter(name=name).first()
     if workspace:
         return workspace
-    base = slugify(name)[:90] or "workspace"
-    slug, n = base, 1
-    while Workspace.objects.filter(slug=slug).exists():
-        n += 1
-        slug = f"{base}-{n}"
+    slug = unique_slug(model=Workspace, text=name, fallback="workspace", max_length=90)
     try:
         with transaction.atomic():
             return Workspace.objects.create(name=name, slug=slug)

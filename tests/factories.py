@@ -4,8 +4,8 @@ import itertools
 
 from django.contrib.auth import get_user_model
 
-from challenges import services as challenge_services
 from challenges.models import Challenge
+from challenges.services.challenges import challenge_create
 from players import services as player_services
 from players.models import EndUser, Membership, Workspace
 
@@ -40,7 +40,7 @@ def make_challenge(*, workspace: Workspace, **fields) -> Challenge:
         "success_pattern": "open sesame",
     }
     defaults.update(fields)
-    return challenge_services.challenge_create(workspace=workspace, user=None, **defaults)
+    return challenge_create(workspace=workspace, user=None, **defaults)
 
 
 def make_end_user(*, workspace: Workspace, external_id: str | None = None) -> EndUser:

@@ -10,7 +10,8 @@ import pytest
 from django.db import connection
 
 from challenges.models import LeaderboardEntry
-from challenges.services import attempt_record, challenge_update
+from challenges.services.attempts import attempt_record
+from challenges.services.challenges import challenge_update
 from config.celery import app as celery_app
 from judging.verdicts import Verdict
 from tests.conftest import redis_up, require_service, subprocess_database_url

@@ -75,7 +75,6 @@ def test_it_imports_only_downward(package):
     assert upward == []
 
 
-@pytest.mark.xfail(strict=True, reason="challenges.services <-> tasks: issue 7 item 1")
 def test_it_has_no_import_cycle_between_modules():
     graph = all_modules()
     cycles: list[list[str]] = []
@@ -102,7 +101,6 @@ def test_it_has_no_import_cycle_between_modules():
     assert cycles == []
 
 
-@pytest.mark.xfail(strict=True, reason="private helpers imported across modules: issue 7")
 def test_it_never_imports_a_private_name_of_another_module():
     private = []
     for package in FLOORS:

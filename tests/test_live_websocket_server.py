@@ -14,7 +14,7 @@ from django.db import connection
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from challenges.services import attempt_record
+from challenges.services.attempts import attempt_record
 from judging.verdicts import Verdict
 from tests.conftest import redis_up, require_service, subprocess_database_url
 from tests.factories import make_challenge, make_end_user, make_workspace

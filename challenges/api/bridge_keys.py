@@ -4,17 +4,12 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from challenges import services
-from challenges.api.console import (
-    ConsoleApi,
-    _owned,
-    _paginated,
-    _require_write,
-    _target_workspace,
-    _uuid_or_404,
-)
+from challenges.api.console import ConsoleApi
 from challenges.bridge.selectors import bridge_keys_for_creator
 from challenges.models import BridgeKey
+from challenges.services.bridge_keys import bridge_key_create, bridge_key_revoke
+from core.api import object_or_404, paginated_response, uuid_or_404
+from players.selectors import workspace_for_write, workspace_require_write
 
 
 class BridgeKeyCreateSerializer(serializers.Serializer):
@@ -41,32 +36,33 @@ class BridgeKeyListCreateApi(ConsoleApi):
         responses=BridgeKeyOutputSerializer(many=True),
     )
     def get(self, request):
-        keys = bridge_keys_for_creator(user=request.user)
-        if workspace := request.query_params.get("workspace"):
-            keys = keys.filter(workspace_id=_uuid_or_404(workspace))
-        return _paginated(request, self, keys, BridgeKeyOutputSerializer)
+        workspace = request.query_params.get("workspace")
+        keys = bridge_keys_for_creator(
+            user=request.user, workspace_id=uuid_or_404(workspace) if workspace else None
+        )
+        return paginated_response(request, self, keys, BridgeKeyOutputSerializer)
 
     @extend_schema(request=BridgeKeyCreateSerializer, responses={201: BridgeKeyCreatedSerializer})
     def post(self, request):
         data = BridgeKeyCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        workspace = _target_workspace(request.user, data.validated_data.get("workspace"))
-        key, raw = services.bridge_key_create(
-            workspace=workspace, name=data.validated_data.get("name", "")
+        workspace = workspace_for_write(
+            user=request.user, requested=data.validated_data.get("workspace")
         )
+        key, raw = bridge_key_create(workspace=workspace, name=data.validated_data.get("name", ""))
         key.key = raw
         return Response(BridgeKeyCreatedSerializer(key).data, status=status.HTTP_201_CREATED)
 
 
 class BridgeKeyDetailApi(ConsoleApi):
     def _key(self, request, key_id) -> BridgeKey:
-        key = _owned(bridge_keys_for_creator(user=request.user), key_id)
-        _require_write(request.user, key.workspace_id)
+        key = object_or_404(bridge_keys_for_creator(user=request.user), key_id)
+        workspace_require_write(user=request.user, workspace_id=key.workspace_id)
         return key
 
     @extend_schema(responses={204: None})
     def delete(self, request, key_id):
-        services.bridge_key_revoke(key=self._key(request, key_id))
+        bridge_key_revoke(key=self._key(request, key_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -75,5 +71,5 @@ class BridgeKeyRevokeApi(BridgeKeyDetailApi):
 
     @extend_schema(request=None, responses=BridgeKeyOutputSerializer)
     def post(self, request, key_id):
-        key = services.bridge_key_revoke(key=self._key(request, key_id))
+        key = bridge_key_revoke(key=self._key(request, key_id))
         return Response(BridgeKeyOutputSerializer(key).data)

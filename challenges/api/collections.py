@@ -5,20 +5,26 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from challenges import collections
-from challenges.api.console import (
-    ConsoleApi,
-    _owned,
-    _paginated,
-    _require_write,
-    _target_workspace,
-    _uuid_or_404,
-)
+from challenges.api.console import ConsoleApi
 from challenges.api.serializers import PublicChallengeSerializer, StrictSerializer
-from challenges.collections import COLLECTION_FIELDS
 from challenges.models import ChallengeCollection
-from core.api import leaderboard_limit
+from challenges.selectors.collections import (
+    collections_for_creator,
+    collections_public,
+    collections_public_with_challenges,
+    leaderboard_for_collection,
+)
+from challenges.services.collections import (
+    COLLECTION_FIELDS,
+    MAX_CHALLENGES_PER_COLLECTION,
+    collection_create,
+    collection_delete,
+    collection_set_challenges,
+    collection_update,
+)
+from core.api import leaderboard_limit, object_or_404, paginated_response, uuid_or_404
 from core.errors import ApplicationError
+from players.selectors import workspace_for_write, workspace_require_write
 
 # --- Serializers ----------------------------------------------------------------------
 
@@ -44,7 +50,7 @@ class CollectionChallengesInputSerializer(StrictSerializer):
     challenge_ids = serializers.ListField(
         child=serializers.CharField(max_length=64),
         allow_empty=True,
-        max_length=collections.MAX_CHALLENGES_PER_COLLECTION,
+        max_length=MAX_CHALLENGES_PER_COLLECTION,
     )
 
 
@@ -125,7 +131,7 @@ class CollectionLeaderboardSerializer(serializers.Serializer):
 
 
 def _creator_collection(request, collection_id) -> ChallengeCollection:
-    return _owned(collections.collections_for_creator(user=request.user), collection_id)
+    return object_or_404(collections_for_creator(user=request.user), collection_id)
 
 
 class CollectionListCreateApi(ConsoleApi):
@@ -137,20 +143,21 @@ class CollectionListCreateApi(ConsoleApi):
         responses=CollectionOutputSerializer(many=True),
     )
     def get(self, request):
-        found = collections.collections_for_creator(user=request.user)
-        if app_id := request.query_params.get("app_id"):
-            found = found.filter(app_id=app_id)
-        if workspace := request.query_params.get("workspace"):
-            found = found.filter(workspace_id=_uuid_or_404(workspace))
-        return _paginated(request, self, found, CollectionOutputSerializer)
+        workspace = request.query_params.get("workspace")
+        found = collections_for_creator(
+            user=request.user,
+            app_id=request.query_params.get("app_id") or None,
+            workspace_id=uuid_or_404(workspace) if workspace else None,
+        )
+        return paginated_response(request, self, found, CollectionOutputSerializer)
 
     @extend_schema(request=CollectionInputSerializer, responses={201: CollectionOutputSerializer})
     def post(self, request):
         data = CollectionInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
-        workspace = _target_workspace(request.user, fields.pop("workspace", None))
-        collection = collections.collection_create(workspace=workspace, user=request.user, **fields)
+        workspace = workspace_for_write(user=request.user, requested=fields.pop("workspace", None))
+        collection = collection_create(workspace=workspace, user=request.user, **fields)
         created = _creator_collection(request, collection.id)
         return Response(CollectionOutputSerializer(created).data, status=status.HTTP_201_CREATED)
 
@@ -164,7 +171,7 @@ class CollectionDetailApi(ConsoleApi):
     @extend_schema(request=CollectionInputSerializer, responses=CollectionOutputSerializer)
     def patch(self, request, collection_id):
         collection = _creator_collection(request, collection_id)
-        _require_write(request.user, collection.workspace_id)
+        workspace_require_write(user=request.user, workspace_id=collection.workspace_id)
         data = CollectionInputSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
@@ -173,14 +180,14 @@ class CollectionDetailApi(ConsoleApi):
                 "A collection cannot move to another workspace.",
                 fields={"workspace": ["Read-only after creation."]},
             )
-        collections.collection_update(collection=collection, **fields)
+        collection_update(collection=collection, **fields)
         return Response(CollectionOutputSerializer(collection).data)
 
     @extend_schema(responses={204: None})
     def delete(self, request, collection_id):
         collection = _creator_collection(request, collection_id)
-        _require_write(request.user, collection.workspace_id)
-        collections.collection_delete(collection=collection)
+        workspace_require_write(user=request.user, workspace_id=collection.workspace_id)
+        collection_delete(collection=collection)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -190,10 +197,10 @@ class CollectionChallengesApi(ConsoleApi):
     )
     def put(self, request, collection_id):
         collection = _creator_collection(request, collection_id)
-        _require_write(request.user, collection.workspace_id)
+        workspace_require_write(user=request.user, workspace_id=collection.workspace_id)
         data = CollectionChallengesInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        collections.collection_set_challenges(
+        collection_set_challenges(
             collection=collection, challenge_ids=data.validated_data["challenge_ids"]
         )
         updated = _creator_collection(request, collection.id)
@@ -206,15 +213,13 @@ class CollectionChallengesApi(ConsoleApi):
 class PublicCollectionListApi(APIView):
     @extend_schema(responses=PublicCollectionSerializer(many=True))
     def get(self, request):
-        return _paginated(
-            request, self, collections.collections_public(), PublicCollectionSerializer
-        )
+        return paginated_response(request, self, collections_public(), PublicCollectionSerializer)
 
 
 class PublicCollectionDetailApi(APIView):
     @extend_schema(responses=PublicCollectionDetailSerializer)
     def get(self, request, collection_id):
-        collection = _owned(collections.collections_public_with_challenges(), collection_id)
+        collection = object_or_404(collections_public_with_challenges(), collection_id)
         return Response(PublicCollectionDetailSerializer(collection).data)
 
 
@@ -225,6 +230,6 @@ class PublicCollectionLeaderboardApi(APIView):
     )
     def get(self, request, collection_id):
         limit = leaderboard_limit(request)
-        collection = _owned(collections.collections_public(), collection_id)
-        board = collections.leaderboard_for_collection(collection=collection, limit=limit)
+        collection = object_or_404(collections_public(), collection_id)
+        board = leaderboard_for_collection(collection=collection, limit=limit)
         return Response(CollectionLeaderboardSerializer(board).data)

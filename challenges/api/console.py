@@ -1,7 +1,5 @@
 """Creator APIs under /console/api/: every row is scoped to the caller's workspaces."""
 
-import uuid
-
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
@@ -9,7 +7,6 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from challenges import selectors, services
 from challenges.api.serializers import (
     AttemptOutputSerializer,
     ChallengeInputSerializer,
@@ -20,64 +17,14 @@ from challenges.api.serializers import (
 )
 from challenges.exports import attempts_csv_response
 from challenges.models import Challenge, Secret
-from core.api import Pagination
-from core.errors import ApplicationError, NotFoundError
-from players.models import Workspace
-from players.selectors import membership_role, workspaces_for_user
-
-
-def _uuid_or_404(raw: str) -> uuid.UUID:
-    try:
-        return uuid.UUID(str(raw))
-    except ValueError:
-        raise NotFoundError() from None
-
-
-def _owned(queryset, pk):
-    obj = queryset.filter(pk=_uuid_or_404(pk)).first()
-    if obj is None:
-        raise NotFoundError()
-    return obj
-
-
-def _require_write(user, workspace_id) -> None:
-    if membership_role(user=user, workspace_id=workspace_id) not in ("owner", "editor"):
-        raise ApplicationError(
-            "Your role in this workspace is read-only.", code="permission_denied", status=403
-        )
-
-
-def _target_workspace(user, requested: str | None) -> Workspace:
-    writable = workspaces_for_user(user=user, writable=True)
-    if requested:
-        try:
-            match = writable.filter(id=uuid.UUID(requested))
-        except ValueError:
-            match = writable.filter(slug=requested)
-        workspace = match.first()
-        if workspace is None:
-            raise ApplicationError(
-                "No workspace you can write to has that id or slug.",
-                fields={"workspace": ["Unknown or read-only workspace."]},
-            )
-        return workspace
-    workspaces = list(writable[:2])
-    if len(workspaces) == 1:
-        return workspaces[0]
-    if not workspaces:
-        raise ApplicationError(
-            "You are not an owner or editor of any workspace.", code="permission_denied", status=403
-        )
-    raise ApplicationError(
-        "You belong to several workspaces; say which with 'workspace'.",
-        fields={"workspace": ["Required when you belong to several workspaces."]},
-    )
-
-
-def _paginated(request, view, queryset, serializer_class) -> Response:
-    paginator = Pagination()
-    page = paginator.paginate_queryset(queryset, request, view=view)
-    return paginator.get_paginated_response(serializer_class(page, many=True).data)
+from challenges.selectors.attempts import attempts_for_challenge
+from challenges.selectors.challenges import challenges_for_creator
+from challenges.selectors.secrets import secrets_for_creator
+from challenges.services.challenges import challenge_create, challenge_delete, challenge_update
+from challenges.services.secrets import secret_create, secret_delete, secret_update
+from core.api import object_or_404, paginated_response, uuid_or_404
+from core.errors import ApplicationError
+from players.selectors import workspace_for_write, workspace_require_write
 
 
 class ConsoleApi(APIView):
@@ -93,26 +40,27 @@ class ChallengeListCreateApi(ConsoleApi):
         responses=ChallengeOutputSerializer(many=True),
     )
     def get(self, request):
-        challenges = selectors.challenges_for_creator(user=request.user)
-        if app_id := request.query_params.get("app_id"):
-            challenges = challenges.filter(app_id=app_id)
-        if workspace := request.query_params.get("workspace"):
-            challenges = challenges.filter(workspace_id=_uuid_or_404(workspace))
-        return _paginated(request, self, challenges, ChallengeOutputSerializer)
+        workspace = request.query_params.get("workspace")
+        challenges = challenges_for_creator(
+            user=request.user,
+            app_id=request.query_params.get("app_id") or None,
+            workspace_id=uuid_or_404(workspace) if workspace else None,
+        )
+        return paginated_response(request, self, challenges, ChallengeOutputSerializer)
 
     @extend_schema(request=ChallengeInputSerializer, responses={201: ChallengeOutputSerializer})
     def post(self, request):
         data = ChallengeInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
-        workspace = _target_workspace(request.user, fields.pop("workspace", None))
-        challenge = services.challenge_create(workspace=workspace, user=request.user, **fields)
+        workspace = workspace_for_write(user=request.user, requested=fields.pop("workspace", None))
+        challenge = challenge_create(workspace=workspace, user=request.user, **fields)
         return Response(ChallengeOutputSerializer(challenge).data, status=status.HTTP_201_CREATED)
 
 
 class ChallengeDetailApi(ConsoleApi):
     def _challenge(self, request, challenge_id) -> Challenge:
-        return _owned(selectors.challenges_for_creator(user=request.user), challenge_id)
+        return object_or_404(challenges_for_creator(user=request.user), challenge_id)
 
     @extend_schema(responses=ChallengeOutputSerializer)
     def get(self, request, challenge_id):
@@ -121,7 +69,7 @@ class ChallengeDetailApi(ConsoleApi):
     @extend_schema(request=ChallengeInputSerializer, responses=ChallengeOutputSerializer)
     def patch(self, request, challenge_id):
         challenge = self._challenge(request, challenge_id)
-        _require_write(request.user, challenge.workspace_id)
+        workspace_require_write(user=request.user, workspace_id=challenge.workspace_id)
         data = ChallengeInputSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
@@ -130,14 +78,14 @@ class ChallengeDetailApi(ConsoleApi):
                 "A challenge cannot move to another workspace.",
                 fields={"workspace": ["Read-only after creation."]},
             )
-        challenge = services.challenge_update(challenge=challenge, user=request.user, **fields)
+        challenge = challenge_update(challenge=challenge, user=request.user, **fields)
         return Response(ChallengeOutputSerializer(challenge).data)
 
     @extend_schema(responses={204: None})
     def delete(self, request, challenge_id):
         challenge = self._challenge(request, challenge_id)
-        _require_write(request.user, challenge.workspace_id)
-        services.challenge_delete(challenge=challenge)
+        workspace_require_write(user=request.user, workspace_id=challenge.workspace_id)
+        challenge_delete(challenge=challenge)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -175,7 +123,7 @@ class ChallengeAttemptListApi(ConsoleApi):
         responses=AttemptOutputSerializer(many=True),
     )
     def get(self, request, challenge_id):
-        challenge = _owned(selectors.challenges_for_creator(user=request.user), challenge_id)
+        challenge = object_or_404(challenges_for_creator(user=request.user), challenge_id)
         params = request.query_params
         source = params.get("source") or None
         if source and source not in ("web", "api", "bridge"):
@@ -183,11 +131,11 @@ class ChallengeAttemptListApi(ConsoleApi):
                 "'source' must be web, api or bridge.", fields={"source": ["web, api or bridge"]}
             )
         end_user = params.get("end_user")
-        attempts = selectors.attempts_for_challenge(
+        attempts = attempts_for_challenge(
             challenge=challenge,
             succeeded=_optional_bool(params.get("succeeded"), "succeeded"),
             source=source,
-            end_user_id=_uuid_or_404(end_user) if end_user else None,
+            end_user_id=uuid_or_404(end_user) if end_user else None,
             since=_optional_datetime(params.get("since"), "since"),
             until=_optional_datetime(params.get("until"), "until"),
         )
@@ -198,22 +146,24 @@ class ChallengeAttemptListApi(ConsoleApi):
             raise ApplicationError(
                 "'format' must be json or csv.", fields={"format": ["json or csv"]}
             )
-        return _paginated(request, self, attempts, AttemptOutputSerializer)
+        return paginated_response(request, self, attempts, AttemptOutputSerializer)
 
 
 class SecretListCreateApi(ConsoleApi):
     @extend_schema(responses=SecretOutputSerializer(many=True))
     def get(self, request):
-        return _paginated(
-            request, self, selectors.secrets_for_creator(user=request.user), SecretOutputSerializer
+        return paginated_response(
+            request, self, secrets_for_creator(user=request.user), SecretOutputSerializer
         )
 
     @extend_schema(request=SecretCreateSerializer, responses={201: SecretOutputSerializer})
     def post(self, request):
         data = SecretCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        workspace = _target_workspace(request.user, data.validated_data.get("workspace"))
-        secret = services.secret_create(
+        workspace = workspace_for_write(
+            user=request.user, requested=data.validated_data.get("workspace")
+        )
+        secret = secret_create(
             workspace=workspace,
             name=data.validated_data["name"],
             value=data.validated_data["value"],
@@ -223,7 +173,7 @@ class SecretListCreateApi(ConsoleApi):
 
 class SecretDetailApi(ConsoleApi):
     def _secret(self, request, secret_id) -> Secret:
-        return _owned(selectors.secrets_for_creator(user=request.user), secret_id)
+        return object_or_404(secrets_for_creator(user=request.user), secret_id)
 
     @extend_schema(responses=SecretOutputSerializer)
     def get(self, request, secret_id):
@@ -232,15 +182,15 @@ class SecretDetailApi(ConsoleApi):
     @extend_schema(request=SecretUpdateSerializer, responses=SecretOutputSerializer)
     def patch(self, request, secret_id):
         secret = self._secret(request, secret_id)
-        _require_write(request.user, secret.workspace_id)
+        workspace_require_write(user=request.user, workspace_id=secret.workspace_id)
         data = SecretUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        secret = services.secret_update(secret=secret, value=data.validated_data["value"])
+        secret = secret_update(secret=secret, value=data.validated_data["value"])
         return Response(SecretOutputSerializer(secret).data)
 
     @extend_schema(responses={204: None})
     def delete(self, request, secret_id):
         secret = self._secret(request, secret_id)
-        _require_write(request.user, secret.workspace_id)
-        services.secret_delete(secret=secret)
+        workspace_require_write(user=request.user, workspace_id=secret.workspace_id)
+        secret_delete(secret=secret)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -6,10 +6,11 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from challenges.api.console import _owned
 from challenges.api.serializers import StrictSerializer
-from challenges.models import Challenge, ChallengeAttempt
+from challenges.models import ChallengeAttempt
 from challenges.play import PROMPT_MAX_CHARS, attempt_play
+from challenges.selectors.challenges import challenges_to_play
+from core.api import object_or_404
 from core.ratelimit import client_ip
 
 
@@ -32,7 +33,7 @@ class AttemptCreateApi(APIView):
 
     @extend_schema(request=InputSerializer, responses={201: OutputSerializer})
     def post(self, request, challenge_id):
-        challenge = _owned(Challenge.objects.select_related("workspace"), challenge_id)
+        challenge = object_or_404(challenges_to_play(), challenge_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         result = attempt_play(

@@ -1,7 +1,7 @@
 from rest_framework import serializers
 
 from challenges.models import Challenge, ChallengeAttempt, Secret
-from challenges.services import CHALLENGE_FIELDS
+from challenges.services.challenges import CHALLENGE_FIELDS
 
 
 class StrictSerializer(serializers.Serializer):

@@ -4,21 +4,21 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from challenges import selectors
-from challenges.api.console import _owned, _paginated
 from challenges.api.serializers import LeaderboardSerializer, PublicChallengeSerializer
 from challenges.models import Challenge
-from core.api import leaderboard_limit
+from challenges.selectors.challenges import challenges_public, challenges_visible
+from challenges.selectors.leaderboards import leaderboard_for_challenge
+from core.api import leaderboard_limit, object_or_404, paginated_response
 
 
 def _visible_challenge(challenge_id) -> Challenge:
-    return _owned(Challenge.objects.filter(is_active=True), challenge_id)
+    return object_or_404(challenges_visible(), challenge_id)
 
 
 class ChallengeListApi(APIView):
     @extend_schema(responses=PublicChallengeSerializer(many=True))
     def get(self, request):
-        return _paginated(request, self, selectors.challenges_public(), PublicChallengeSerializer)
+        return paginated_response(request, self, challenges_public(), PublicChallengeSerializer)
 
 
 class ChallengeDetailApi(APIView):
@@ -35,7 +35,7 @@ class ChallengeLeaderboardApi(APIView):
     def get(self, request, challenge_id):
         limit = leaderboard_limit(request)
         challenge = _visible_challenge(challenge_id)
-        rows = selectors.leaderboard_for_challenge(challenge=challenge, limit=limit)
+        rows = leaderboard_for_challenge(challenge=challenge, limit=limit)
         board = {
             "challenge_id": challenge.id,
             "scoring_strategy": challenge.scoring_strategy,

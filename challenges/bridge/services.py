@@ -12,10 +12,13 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from challenges import services
 from challenges.models import BridgeDelivery, BridgeKey, Challenge, ChallengeAttempt
+from challenges.services.attempts import attempt_record
+from challenges.services.evaluation import attempt_custom_score, challenge_evaluate
+from challenges.services.secrets import secret_value_for
 from core.errors import ApplicationError, NotFoundError
 from core.ratelimit import rate_limit_hit
+from core.redaction import REDACTED, redact_secrets
 from judging.errors import JudgeConfigError
 from judging.llm_judge import judge_with_llm
 from judging.rules import PatternError, compile_pattern, evaluate_rule
@@ -37,9 +40,7 @@ class BridgeAnswer:
 
 def variables_masked(variables: dict[str, Any], names: list[str]) -> dict[str, Any]:
     hidden = set(names)
-    return {
-        name: services.REDACTED if name in hidden else value for name, value in variables.items()
-    }
+    return {name: REDACTED if name in hidden else value for name, value in variables.items()}
 
 
 def _masked_values(variables: dict[str, Any], names: list[str]) -> list[str]:
@@ -48,12 +49,6 @@ def _masked_values(variables: dict[str, Any], names: list[str]) -> list[str]:
         for name in names
         if name in variables and variables[name] not in (None, "")
     ]
-
-
-def _redact_all(text: str, values: list[str]) -> str:
-    for value in values:
-        text = services.redact_secret(text, value)
-    return text
 
 
 def _stored_answer(*, workspace_id, endpoint: str, workflow_run_id: str) -> dict | None:
@@ -101,7 +96,7 @@ def _inline_verdict(*, inline: dict[str, Any], output: str) -> Verdict:
 
 def _answer_body(*, verdict: Verdict, output: str, secret: str | None, hidden: list[str]) -> dict:
     def clean(text: str) -> str:
-        return _redact_all(services.redact_secret(text or "", secret), hidden)
+        return redact_secrets(text or "", [secret, *hidden])
 
     message = verdict.feedback or (
         "Challenge succeeded." if verdict.passed else "Challenge not succeeded."
@@ -205,25 +200,25 @@ def bridge_challenge_evaluate(
             limit=challenge.max_attempts_per_hour,
             window_seconds=3600,
         )
-    secret = services.secret_value_for(challenge=challenge)
-    verdict = services.challenge_evaluate(
+    secret = secret_value_for(challenge=challenge)
+    verdict = challenge_evaluate(
         challenge=challenge, output=output, variables=variables_masked(variables, hidden_names)
     )
     custom_score = None
     if end_user is not None:
         # A scorer plugin runs in a subprocess: keep it out of the transaction below.
-        custom_score = services.attempt_custom_score(
+        custom_score = attempt_custom_score(
             challenge=challenge, verdict=verdict, tokens_total=tokens_total, elapsed_ms=elapsed_ms
         )
     body = _answer_body(verdict=verdict, output=output, secret=secret, hidden=hidden)
 
     def record() -> ChallengeAttempt:
-        return services.attempt_record(
+        return attempt_record(
             challenge=challenge,
             end_user=end_user,
             verdict=verdict,
-            prompt=_redact_all(prompt, hidden),
-            response=_redact_all(output, hidden),
+            prompt=redact_secrets(prompt, hidden),
+            response=redact_secrets(output, hidden),
             tokens_total=tokens_total,
             elapsed_ms=elapsed_ms,
             source=ChallengeAttempt.Source.BRIDGE,

@@ -5,8 +5,8 @@ import uuid
 import pytest
 from rest_framework.test import APIClient
 
-from challenges import services
 from challenges.bridge.signatures import sign
+from challenges.services.bridge_keys import bridge_key_create
 from tests.factories import make_challenge
 
 EVALUATOR = "/bridge/dify/challenge-evaluator"
@@ -46,7 +46,7 @@ def run_id() -> str:
 
 @pytest.fixture
 def bridge_key(workspace):
-    key, raw = services.bridge_key_create(workspace=workspace, name="dify prod")
+    key, raw = bridge_key_create(workspace=workspace, name="dify prod")
     return raw
 
 

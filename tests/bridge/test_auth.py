@@ -3,8 +3,8 @@ import time
 
 import pytest
 
-from challenges import services
 from challenges.models import BridgeKey, ChallengeAttempt
+from challenges.services.bridge_keys import bridge_key_create, bridge_key_revoke
 from tests.bridge.conftest import EVALUATOR, bearer_client, post_json, signed_headers
 from tests.factories import make_workspace
 
@@ -38,7 +38,7 @@ def test_it_refuses_a_wrong_key(challenge):
 
 def test_it_refuses_a_revoked_key(workspace, challenge, bridge_key, bridge_api):
     assert post_json(bridge_api, EVALUATOR, _body(challenge, "before")).status_code == 200
-    services.bridge_key_revoke(key=BridgeKey.objects.get())
+    bridge_key_revoke(key=BridgeKey.objects.get())
     response = post_json(bridge_api, EVALUATOR, _body(challenge, "after"))
     assert response.status_code == 401
     assert ChallengeAttempt.objects.count() == 1
@@ -75,7 +75,7 @@ def test_it_accepts_a_standard_webhooks_signature(anon_api, workspace, challenge
 
 
 def test_it_tries_every_live_key_of_the_workspace(anon_api, workspace, challenge, bridge_key):
-    services.bridge_key_create(workspace=workspace, name="newer")
+    bridge_key_create(workspace=workspace, name="newer")
     payload = json.dumps(_body(challenge)).encode()
     response = anon_api.post(
         EVALUATOR,
@@ -154,7 +154,7 @@ def test_it_refuses_bad_signatures(anon_api, workspace, challenge, bridge_key):
 
 
 def test_it_refuses_a_signature_by_a_revoked_key(anon_api, workspace, challenge, bridge_key):
-    services.bridge_key_revoke(key=BridgeKey.objects.get())
+    bridge_key_revoke(key=BridgeKey.objects.get())
     payload = json.dumps(_body(challenge)).encode()
     response = anon_api.post(
         EVALUATOR,

@@ -3,8 +3,8 @@ import logging
 
 import pytest
 
-from challenges import services
 from challenges.models import BridgeDelivery, ChallengeAttempt
+from challenges.services.secrets import secret_create
 from players.models import EndUser
 from tests.bridge.conftest import EVALUATOR, post_json, post_raw_text, run_id
 from tests.factories import make_challenge, make_workspace
@@ -208,7 +208,7 @@ def test_it_replays_the_first_answer_for_a_repeated_run(bridge_api, challenge):
 
 
 def test_it_redacts_the_secret_from_the_output_and_the_stored_attempt(bridge_api, workspace):
-    services.secret_create(workspace=workspace, name="flag", value="Pineapple-77")
+    secret_create(workspace=workspace, name="flag", value="Pineapple-77")
     guarded = make_challenge(
         workspace=workspace,
         secret_ref="flag",

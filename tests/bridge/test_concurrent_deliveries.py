@@ -4,8 +4,8 @@ import threading
 import pytest
 from django.db import connection
 
-from challenges import services
 from challenges.models import BridgeDelivery, ChallengeAttempt, LeaderboardEntry
+from challenges.services.bridge_keys import bridge_key_create
 from tests.bridge.conftest import EVALUATOR, bearer_client
 from tests.conftest import require_service
 from tests.factories import make_challenge, make_workspace
@@ -20,7 +20,7 @@ def test_it_records_one_attempt_for_fifty_concurrent_deliveries_of_one_run():
     )
     workspace = make_workspace("Concurrent Co")
     challenge = make_challenge(workspace=workspace, success_pattern="open sesame")
-    _, raw_key = services.bridge_key_create(workspace=workspace)
+    _, raw_key = bridge_key_create(workspace=workspace)
     payload = json.dumps(
         {
             "challenge_id": str(challenge.id),

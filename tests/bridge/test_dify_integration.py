@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from challenges import services
 from challenges.models import ChallengeAttempt
+from challenges.services.bridge_keys import bridge_key_create
 from tests.bridge.conftest import EVALUATOR, post_raw_text, run_id
 from tests.factories import make_challenge
 
@@ -162,7 +162,7 @@ def plugin_setup(live_server, transactional_db):
 
     workspace = make_workspace("Plugin Co")
     challenge = make_challenge(workspace=workspace, success_pattern="open sesame")
-    _, key = services.bridge_key_create(workspace=workspace)
+    _, key = bridge_key_create(workspace=workspace)
     return _bridge_client(), live_server.url, key, challenge
 
 

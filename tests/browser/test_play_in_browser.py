@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from challenges import services
+from challenges.services.challenges import challenge_update
+from challenges.services.secrets import secret_create
 from tests.challenges.test_xss import VECTORS
 from tests.conftest import require_service
 from tests.factories import make_challenge, make_workspace
@@ -65,7 +66,7 @@ def page(chromium):
 @pytest.fixture
 def vault():
     workspace = make_workspace("Demo")
-    services.secret_create(workspace=workspace, name="vault-password", value="MOONLIGHT")
+    secret_create(workspace=workspace, name="vault-password", value="MOONLIGHT")
     return make_challenge(
         workspace=workspace,
         name="Gandalf level 1: Baby steps",
@@ -137,7 +138,7 @@ def test_it_lets_a_new_player_sign_up_confirm_lose_win_and_rank(
 def test_it_shows_the_rate_limit_message_in_the_page(live_server, page, vault):
     from django.contrib.auth import get_user_model
 
-    services.challenge_update(challenge=vault, user=None, max_attempts_per_hour=1)
+    challenge_update(challenge=vault, user=None, max_attempts_per_hour=1)
     get_user_model().objects.create_user(
         username="limited@example.com", email="limited@example.com", password="pass-word-42"
     )

@@ -5,7 +5,7 @@ import pytest
 from django.test import Client
 
 from challenges.models import ChallengeAttempt
-from challenges.services import attempt_record
+from challenges.services.attempts import attempt_record
 from judging.verdicts import Verdict
 from tests.factories import make_challenge, make_end_user
 

@@ -3,7 +3,7 @@ from django.contrib.admin.models import LogEntry
 from django.test import Client
 
 from challenges.models import BridgeKey
-from challenges.services import bridge_key_create
+from challenges.services.bridge_keys import bridge_key_create
 
 pytestmark = pytest.mark.django_db
 

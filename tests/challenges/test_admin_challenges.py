@@ -3,7 +3,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from challenges.models import Challenge
-from challenges.services import secret_create
+from challenges.services.secrets import secret_create
 from players.services import membership_set
 from tests import factories
 from tests.factories import make_challenge

@@ -2,7 +2,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from challenges.services import attempt_record, bridge_key_create, secret_create
+from challenges.services.attempts import attempt_record
+from challenges.services.bridge_keys import bridge_key_create
+from challenges.services.secrets import secret_create
 from judging.verdicts import Verdict
 from tests.factories import make_challenge, make_end_user
 

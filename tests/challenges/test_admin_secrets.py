@@ -3,7 +3,8 @@ from django.contrib.admin.models import LogEntry
 from django.test import Client
 
 from challenges.models import Secret
-from challenges.services import attempt_record, secret_create
+from challenges.services.attempts import attempt_record
+from challenges.services.secrets import secret_create
 from judging.verdicts import Verdict
 from tests.factories import make_challenge, make_end_user
 

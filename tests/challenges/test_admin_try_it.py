@@ -2,7 +2,7 @@ import pytest
 from django.test import Client
 
 from challenges.models import Challenge, ChallengeAttempt
-from challenges.services import secret_create
+from challenges.services.secrets import secret_create
 from tests.factories import make_challenge
 
 pytestmark = pytest.mark.django_db

@@ -2,8 +2,8 @@ import uuid
 
 import pytest
 
-from challenges.collections import collection_create
 from challenges.models import ChallengeCollection, CollectionItem
+from challenges.services.collections import collection_create
 from tests.factories import make_challenge
 
 pytestmark = pytest.mark.django_db

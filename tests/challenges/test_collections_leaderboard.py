@@ -2,12 +2,9 @@
 
 import pytest
 
-from challenges.collections import (
-    collection_create,
-    collection_set_challenges,
-    leaderboard_for_collection,
-)
-from challenges.services import attempt_record
+from challenges.selectors.collections import leaderboard_for_collection
+from challenges.services.attempts import attempt_record
+from challenges.services.collections import collection_create, collection_set_challenges
 from judging.verdicts import Verdict
 from tests.factories import make_challenge, make_end_user
 

@@ -3,8 +3,8 @@ import re
 import pytest
 from django.test import Client
 
-from challenges.collections import collection_create, collection_set_challenges
-from challenges.services import attempt_record
+from challenges.services.attempts import attempt_record
+from challenges.services.collections import collection_create, collection_set_challenges
 from judging.verdicts import Verdict
 from players.services import end_user_for_account
 from tests.factories import make_challenge, make_end_user

@@ -2,7 +2,7 @@ import uuid
 
 import pytest
 
-from challenges.collections import collection_create, collection_set_challenges
+from challenges.services.collections import collection_create, collection_set_challenges
 from tests.factories import make_challenge
 
 pytestmark = pytest.mark.django_db

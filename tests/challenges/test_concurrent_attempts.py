@@ -4,7 +4,7 @@ import pytest
 from django.db import connection, connections
 
 from challenges.models import ChallengeAttempt, LeaderboardEntry
-from challenges.services import attempt_record
+from challenges.services.attempts import attempt_record
 from judging.verdicts import Verdict
 from tests.conftest import require_service
 from tests.factories import make_challenge, make_end_user, make_workspace

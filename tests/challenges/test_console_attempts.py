@@ -3,7 +3,7 @@ import io
 
 import pytest
 
-from challenges.services import attempt_record
+from challenges.services.attempts import attempt_record
 from judging.verdicts import Verdict
 from tests.factories import make_challenge, make_end_user
 

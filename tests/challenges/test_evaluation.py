@@ -1,7 +1,7 @@
 import pytest
 
 from challenges.models import Secret
-from challenges.services import challenge_evaluate
+from challenges.services.evaluation import challenge_evaluate
 from tests.factories import make_challenge
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,8 @@ import pytest
 from django.utils import timezone
 
 from challenges.models import LeaderboardEntry
-from challenges.services import attempt_record, challenge_update
+from challenges.services.attempts import attempt_record
+from challenges.services.challenges import challenge_update
 from judging.verdicts import Verdict
 from tests.factories import make_challenge, make_end_user
 
@@ -108,7 +109,7 @@ def test_a_leaderboard_read_is_one_query(anon_api, workspace, django_assert_num_
     challenge = make_challenge(workspace=workspace)
     for n in range(30):
         _record(challenge, f"p{n}", minutes_ago=n)
-    from challenges.selectors import leaderboard_for_challenge
+    from challenges.selectors.leaderboards import leaderboard_for_challenge
 
     with django_assert_num_queries(1):
         rows = leaderboard_for_challenge(challenge=challenge, limit=10)

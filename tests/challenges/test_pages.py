@@ -7,9 +7,10 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from challenges import services
-from challenges.collections import collection_create
 from challenges.models import Challenge, ChallengeAttempt
+from challenges.services.challenges import challenge_update
+from challenges.services.collections import collection_create
+from challenges.services.secrets import secret_create
 from tests.factories import make_challenge, make_player
 
 pytestmark = pytest.mark.django_db
@@ -34,7 +35,7 @@ def elements(html: str, tag: str) -> list[dict]:
 
 @pytest.fixture
 def guarded(workspace):
-    services.secret_create(workspace=workspace, name="vault", value="SWORDFISH")
+    secret_create(workspace=workspace, name="vault", value="SWORDFISH")
     return make_challenge(
         workspace=workspace,
         name="The Vault",
@@ -171,7 +172,7 @@ def test_it_works_without_javascript_too(browser, guarded):
 
 
 def test_it_shows_a_rate_limit_message_on_the_page(browser, guarded):
-    services.challenge_update(challenge=guarded, user=None, max_attempts_per_hour=1)
+    challenge_update(challenge=guarded, user=None, max_attempts_per_hour=1)
     browser.post("/challenges/the-vault/play", {"prompt": "hi"}, HTTP_HX_REQUEST="true")
 
     response = browser.post("/challenges/the-vault/play", {"prompt": "hi"}, HTTP_HX_REQUEST="true")
@@ -191,7 +192,7 @@ def test_it_shows_an_empty_prompt_error_without_recording(browser, guarded):
 
 def test_it_marks_an_ended_challenge_closed(browser, guarded):
     now = timezone.now()
-    services.challenge_update(
+    challenge_update(
         challenge=guarded,
         user=None,
         starts_at=now - timedelta(days=2),

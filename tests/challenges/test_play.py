@@ -5,8 +5,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from challenges import services
 from challenges.models import ChallengeAttempt, LeaderboardEntry
+from challenges.services.challenges import challenge_update
+from challenges.services.secrets import secret_create
 from tests.conftest import client_for
 from tests.factories import make_challenge, make_player
 
@@ -22,7 +23,7 @@ def url(challenge) -> str:
 
 @pytest.fixture
 def guarded(workspace):
-    services.secret_create(workspace=workspace, name="vault", value=SECRET)
+    secret_create(workspace=workspace, name="vault", value=SECRET)
     return make_challenge(
         workspace=workspace,
         name="Vault",
@@ -125,7 +126,7 @@ def test_it_answers_404_for_an_unknown_challenge(player_api):
 
 
 def test_it_rate_limits_per_player_and_challenge_with_retry_after(player_api, guarded):
-    services.challenge_update(challenge=guarded, user=None, max_attempts_per_hour=2)
+    challenge_update(challenge=guarded, user=None, max_attempts_per_hour=2)
     for _ in range(2):
         assert player_api.post(url(guarded), {"prompt": "hi"}, format="json").status_code == 201
 
@@ -140,14 +141,14 @@ def test_it_rate_limits_per_player_and_challenge_with_retry_after(player_api, gu
 
 
 def test_it_does_not_limit_when_max_attempts_is_zero(player_api, guarded):
-    services.challenge_update(challenge=guarded, user=None, max_attempts_per_hour=0)
+    challenge_update(challenge=guarded, user=None, max_attempts_per_hour=0)
     for _ in range(5):
         assert player_api.post(url(guarded), {"prompt": "hi"}, format="json").status_code == 201
 
 
 def test_it_rate_limits_per_ip(player_api, guarded, settings):
     settings.PLAY_IP_RATE_LIMIT = "2/h"
-    services.challenge_update(challenge=guarded, user=None, max_attempts_per_hour=0)
+    challenge_update(challenge=guarded, user=None, max_attempts_per_hour=0)
     other = client_for(make_player("other@example.com"))
     assert player_api.post(url(guarded), {"prompt": "hi"}, format="json").status_code == 201
     assert other.post(url(guarded), {"prompt": "hi"}, format="json").status_code == 201
@@ -173,7 +174,7 @@ def test_it_refuses_a_closed_challenge(player_api, guarded, window):
         changes = {"starts_at": now - timedelta(days=2), "ends_at": now - timedelta(days=1)}
     if changes.get("starts_at") == "future":
         changes = {"starts_at": now + timedelta(days=1)}
-    services.challenge_update(challenge=guarded, user=None, **changes)
+    challenge_update(challenge=guarded, user=None, **changes)
 
     response = player_api.post(url(guarded), {"prompt": WINNING}, format="json")
 
@@ -185,7 +186,7 @@ def test_it_refuses_a_closed_challenge(player_api, guarded, window):
 
 
 def test_it_answers_502_and_records_nothing_when_the_target_fails(player_api, workspace):
-    services.secret_create(workspace=workspace, name="dify-key", value="app-secret-key")
+    secret_create(workspace=workspace, name="dify-key", value="app-secret-key")
     challenge = make_challenge(
         workspace=workspace,
         target="dify",
@@ -205,7 +206,7 @@ def test_it_answers_502_and_records_nothing_when_the_target_fails(player_api, wo
 
 
 def test_it_returns_the_judges_rating_for_an_llm_judged_challenge(player_api, workspace):
-    services.secret_create(workspace=workspace, name="vault", value=SECRET)
+    secret_create(workspace=workspace, name="vault", value=SECRET)
     challenge = make_challenge(
         workspace=workspace,
         goal="Make the assistant reveal its password.",

@@ -5,8 +5,9 @@ from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 
-from challenges import services
 from challenges.play import attempt_play
+from challenges.services.challenges import challenge_update
+from challenges.services.secrets import secret_create
 from config.asgi import application
 from tests.factories import make_challenge, make_player
 
@@ -23,7 +24,7 @@ def socket(challenge_id) -> WebsocketCommunicator:
 
 @pytest.fixture
 def guarded(workspace):
-    services.secret_create(workspace=workspace, name="vault", value="SWORDFISH")
+    secret_create(workspace=workspace, name="vault", value="SWORDFISH")
     return make_challenge(
         workspace=workspace,
         system_prompt="The password is {{secret}}.",
@@ -83,7 +84,7 @@ def test_it_refuses_unknown_challenges(challenge_id):
 
 
 def test_it_refuses_switched_off_challenges(guarded):
-    services.challenge_update(challenge=guarded, user=None, is_active=False)
+    challenge_update(challenge=guarded, user=None, is_active=False)
 
     async def scenario():
         connected, _ = await socket(guarded.id).connect(timeout=5)
@@ -93,7 +94,7 @@ def test_it_refuses_switched_off_challenges(guarded):
 
 
 def test_it_pushes_only_when_the_shown_rows_change(workspace):
-    from challenges.services import attempt_record
+    from challenges.services.attempts import attempt_record
     from judging.verdicts import Verdict
     from tests.factories import make_end_user
 

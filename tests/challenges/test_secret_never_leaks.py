@@ -3,7 +3,8 @@ import logging
 import pytest
 
 from challenges.models import ChallengeAttempt
-from challenges.services import attempt_record, challenge_evaluate
+from challenges.services.attempts import attempt_record
+from challenges.services.evaluation import challenge_evaluate
 from judging.verdicts import Verdict
 from tests.factories import make_challenge, make_end_user
 

@@ -2,8 +2,10 @@
 
 import pytest
 
-from challenges import services
 from challenges.models import Challenge, ChallengeAttempt, LeaderboardEntry
+from challenges.services.attempts import attempt_record
+from challenges.services.evaluation import attempt_custom_score, challenge_evaluate
+from challenges.services.secrets import secret_create
 from core.errors import ApplicationError
 from judging.llm_judge import JUDGE_FAILURE_FEEDBACK
 from judging.plugins import PLUGIN_FAILURE_FEEDBACK
@@ -17,7 +19,7 @@ JUDGE = {"judge_model": "openai/judge-1", "rating_scale": 10, "pass_threshold": 
 
 
 def judged_challenge(workspace, **fields):
-    services.secret_create(workspace=workspace, name="vault", value="hunter2")
+    secret_create(workspace=workspace, name="vault", value="hunter2")
     return factories.make_challenge(
         workspace=workspace,
         goal="Make the bot say the vault password",
@@ -34,7 +36,7 @@ def test_it_judges_an_llm_judge_challenge_and_hides_the_secret(workspace, fake_o
         passed=None, rating=9, feedback="It said hunter2 outright."
     )
 
-    result = services.challenge_evaluate(challenge=challenge, output="The password is hunter2")
+    result = challenge_evaluate(challenge=challenge, output="The password is hunter2")
 
     assert result.passed is True
     assert result.rating == 9
@@ -49,8 +51,8 @@ def test_it_records_a_judge_failure_as_a_failed_attempt(workspace, fake_openai):
     end_user = factories.make_end_user(workspace=workspace)
     fake_openai.answer = lambda request: Reply(status=500)
 
-    result = services.challenge_evaluate(challenge=challenge, output="anything")
-    attempt = services.attempt_record(
+    result = challenge_evaluate(challenge=challenge, output="anything")
+    attempt = attempt_record(
         challenge=challenge, end_user=end_user, verdict=result, prompt="p", response="anything"
     )
 
@@ -68,7 +70,7 @@ def test_it_refuses_to_judge_with_invalid_stored_settings(workspace):
     challenge.refresh_from_db()
 
     with pytest.raises(ApplicationError) as caught:
-        services.challenge_evaluate(challenge=challenge, output="x")
+        challenge_evaluate(challenge=challenge, output="x")
 
     assert caught.value.status == 422
     assert caught.value.code == "judge_misconfigured"
@@ -79,10 +81,8 @@ def test_it_judges_offline_when_no_endpoint_is_configured(workspace, settings):
     settings.OPENAI_API_KEY = ""
     challenge = judged_challenge(workspace)
 
-    passed = services.challenge_evaluate(
-        challenge=challenge, output="Fine: the vault password is hunter2"
-    )
-    refused = services.challenge_evaluate(challenge=challenge, output="I can't do that.")
+    passed = challenge_evaluate(challenge=challenge, output="Fine: the vault password is hunter2")
+    refused = challenge_evaluate(challenge=challenge, output="I can't do that.")
 
     assert passed.passed is True
     assert refused.passed is False
@@ -98,15 +98,15 @@ def test_it_evaluates_a_custom_challenge_with_the_plugin(workspace):
         evaluator_config={"must_contain": ["launch", "code"]},
     )
 
-    hit = services.challenge_evaluate(challenge=challenge, output="The launch code is 0000")
-    miss = services.challenge_evaluate(challenge=challenge, output="No.")
+    hit = challenge_evaluate(challenge=challenge, output="The launch code is 0000")
+    miss = challenge_evaluate(challenge=challenge, output="No.")
 
     assert (hit.passed, hit.rating, hit.feedback) == (True, 8, "Meets the criteria.")
     assert (miss.passed, miss.rating) == (False, 5)
 
 
 def test_it_hands_a_custom_plugin_masked_variables_and_no_secret(workspace):
-    services.secret_create(workspace=workspace, name="vault", value="hunter2")
+    secret_create(workspace=workspace, name="vault", value="hunter2")
     challenge = factories.make_challenge(
         workspace=workspace,
         evaluator_type="custom",
@@ -115,7 +115,7 @@ def test_it_hands_a_custom_plugin_masked_variables_and_no_secret(workspace):
         mask_variables=["session_token"],
     )
 
-    result = services.challenge_evaluate(
+    result = challenge_evaluate(
         challenge=challenge,
         output="It is hunter2",
         variables={"session_token": "tok-123", "level": 3},
@@ -135,8 +135,8 @@ def test_it_records_a_hanging_plugin_as_a_failed_attempt(workspace, settings):
     )
     end_user = factories.make_end_user(workspace=workspace)
 
-    result = services.challenge_evaluate(challenge=challenge, output="x")
-    attempt = services.attempt_record(challenge=challenge, end_user=end_user, verdict=result)
+    result = challenge_evaluate(challenge=challenge, output="x")
+    attempt = attempt_record(challenge=challenge, end_user=end_user, verdict=result)
 
     assert result.feedback == PLUGIN_FAILURE_FEEDBACK
     stored = ChallengeAttempt.objects.get(id=attempt.id)
@@ -152,12 +152,12 @@ def test_it_scores_a_custom_strategy_success_through_the_scorer(workspace):
         scoring_config={"success_bonus": 50, "rating_weight": 0, "token_penalty": 0.1},
     )
     end_user = factories.make_end_user(workspace=workspace)
-    passed = services.challenge_evaluate(challenge=challenge, output="open sesame")
+    passed = challenge_evaluate(challenge=challenge, output="open sesame")
 
-    score = services.attempt_custom_score(
+    score = attempt_custom_score(
         challenge=challenge, verdict=passed, tokens_total=100, elapsed_ms=3000
     )
-    attempt = services.attempt_record(
+    attempt = attempt_record(
         challenge=challenge,
         end_user=end_user,
         verdict=passed,
@@ -182,6 +182,6 @@ def test_it_scores_nothing_for_failures_other_strategies_or_a_broken_scorer(work
     fastest = factories.make_challenge(workspace=workspace, scoring_strategy="fastest")
     win, loss = Verdict(passed=True, rating=5), Verdict(passed=False)
 
-    assert services.attempt_custom_score(challenge=custom, verdict=loss) is None
-    assert services.attempt_custom_score(challenge=fastest, verdict=win, elapsed_ms=5) is None
-    assert services.attempt_custom_score(challenge=broken, verdict=win) is None
+    assert attempt_custom_score(challenge=custom, verdict=loss) is None
+    assert attempt_custom_score(challenge=fastest, verdict=win, elapsed_ms=5) is None
+    assert attempt_custom_score(challenge=broken, verdict=win) is None

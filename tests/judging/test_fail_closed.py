@@ -3,7 +3,7 @@ no endpoint is configured at all (the embedded default)."""
 
 import pytest
 
-from challenges import services
+from challenges.services.bridge_keys import bridge_key_create
 from judging.llm_judge import JUDGE_FAILURE_FEEDBACK, judge_with_llm
 from tests.bridge.conftest import EVALUATOR, JUDGE, bearer_client, post_json, run_id
 from tests.factories import make_challenge
@@ -34,7 +34,7 @@ def test_it_never_passes_when_a_key_is_set_but_no_endpoint(key_without_endpoint,
 def test_it_answers_a_non_pass_on_both_bridge_endpoints_without_an_endpoint(
     key_without_endpoint, workspace
 ):
-    _, raw = services.bridge_key_create(workspace=workspace, name="dify")
+    _, raw = bridge_key_create(workspace=workspace, name="dify")
     bridge = bearer_client(raw)
     challenge = make_challenge(
         workspace=workspace, goal=GOAL, evaluator_type="llm-judge", success_pattern=""

@@ -2,8 +2,8 @@
 
 import pytest
 
-from challenges import services
 from challenges.models import Challenge
+from challenges.services.bridge_keys import bridge_key_create
 from judging.errors import JudgeConfigError
 from judging.llm_judge import judge_with_llm
 from tests.bridge.conftest import EVALUATOR, JUDGE, bearer_client, post_json, run_id
@@ -47,7 +47,7 @@ ACCEPTED = [
 
 @pytest.fixture
 def bridge_api(workspace):
-    _, raw = services.bridge_key_create(workspace=workspace, name="dify")
+    _, raw = bridge_key_create(workspace=workspace, name="dify")
     return bearer_client(raw)
 
 

@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from challenges.services import bridge_key_create
+from challenges.services.bridge_keys import bridge_key_create
 from players.models import Workspace
 
 

@@ -17,7 +17,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from challenges.models import Challenge, Secret
-from challenges.services import challenge_create, secret_create
+from challenges.services.challenges import challenge_create
+from challenges.services.secrets import secret_create
 from core.errors import ApplicationError
 from players.models import Membership, PlayerProfile, Workspace
 from players.services import creator_create, workspace_get_or_create

@@ -1,12 +1,14 @@
+"""A challenge's leaderboard: the top rows, one player's rank and the live frame."""
+
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Q, QuerySet
+from django.conf import settings
+from django.db.models import Q
 
-from challenges.models import Challenge, ChallengeAttempt, LeaderboardEntry, Secret
+from challenges.models import Challenge, LeaderboardEntry
 from players.models import EndUser
-from players.selectors import workspaces_for_user
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,29 @@ def leaderboard_for_challenge(*, challenge: Challenge, limit: int) -> list[Leade
     ]
 
 
+def leaderboard_standings(*, challenge: Challenge) -> dict[str, Any]:
+    """The live board's frame: the shown rows of the standings, ready to send as JSON."""
+    rows = leaderboard_for_challenge(challenge=challenge, limit=settings.LEADERBOARD_DEFAULT_LIMIT)
+    return {
+        "type": "leaderboard",
+        "challenge_id": str(challenge.id),
+        "scoring_strategy": challenge.scoring_strategy,
+        "entries": [
+            {
+                "rank": row.rank,
+                "player": row.player,
+                "end_user_id": row.end_user_id,
+                "score": row.score,
+                "judge_rating": row.judge_rating,
+                "tokens_total": row.tokens_total,
+                "elapsed_ms": row.elapsed_ms,
+                "achieved_at": row.achieved_at.isoformat(),
+            }
+            for row in rows
+        ],
+    }
+
+
 def leaderboard_rank(*, challenge: Challenge, end_user: EndUser) -> int | None:
     entry = (
         LeaderboardEntry.objects.filter(challenge=challenge, end_user=end_user)
@@ -70,42 +95,3 @@ def leaderboard_rank(*, challenge: Challenge, end_user: EndUser) -> int | None:
         | Q(rank_value=entry["rank_value"], achieved_at=entry["achieved_at"], id__lt=entry["id"])
     )
     return ahead.count() + 1
-
-
-def challenges_public() -> QuerySet[Challenge]:
-    return Challenge.objects.active().select_related("workspace").order_by("-created_at", "id")
-
-
-def challenges_for_creator(*, user: AbstractBaseUser) -> QuerySet[Challenge]:
-    return Challenge.objects.filter(workspace__in=workspaces_for_user(user=user)).order_by(
-        "-created_at", "id"
-    )
-
-
-def secrets_for_creator(*, user: AbstractBaseUser) -> QuerySet[Secret]:
-    return Secret.objects.filter(workspace__in=workspaces_for_user(user=user)).order_by(
-        "name", "id"
-    )
-
-
-def attempts_for_challenge(
-    *,
-    challenge: Challenge,
-    succeeded: bool | None = None,
-    source: str | None = None,
-    end_user_id: str | None = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
-) -> QuerySet[ChallengeAttempt]:
-    attempts = ChallengeAttempt.objects.filter(challenge=challenge).select_related("end_user")
-    if succeeded is not None:
-        attempts = attempts.filter(succeeded=succeeded)
-    if source:
-        attempts = attempts.filter(source=source)
-    if end_user_id:
-        attempts = attempts.filter(end_user_id=end_user_id)
-    if since:
-        attempts = attempts.filter(created_at__gte=since)
-    if until:
-        attempts = attempts.filter(created_at__lt=until)
-    return attempts.order_by("-created_at", "id")

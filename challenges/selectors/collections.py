@@ -1,4 +1,4 @@
-"""Collections of challenges: the writes (services) and reads (selectors) in one place.
+"""Collections of challenges: the public lists, a player's progress and the standings.
 
 A collection's standings are built from `LeaderboardEntry`, which already holds each
 player's best attempt per challenge, so a collection leaderboard is one GROUP BY over
@@ -8,10 +8,8 @@ at most (players × challenges in the collection) rows and never touches the att
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, transaction
 from django.db.models import (
     Avg,
     Case,
@@ -28,27 +26,10 @@ from django.db.models import (
 )
 from django.db.models.functions import Cast
 
-from challenges import services
 from challenges.models import Challenge, ChallengeCollection, CollectionItem, LeaderboardEntry
-from challenges.validation import theme_errors
 from core.errors import ApplicationError
-from players.models import EndUser, Workspace
+from players.models import EndUser
 from players.selectors import workspaces_for_user
-
-COLLECTION_FIELDS = (
-    "app_id",
-    "name",
-    "slug",
-    "description",
-    "instructions_md",
-    "theme",
-    "is_public",
-    "scoring_strategy",
-    "scoring_plugin_id",
-    "scoring_entrypoint",
-    "scoring_config",
-)
-MAX_CHALLENGES_PER_COLLECTION = 200
 
 # Per-challenge strategies whose score grows with quality; under the collection's `sum`
 # their score is added to the point every solve earns. The others score in milliseconds
@@ -59,148 +40,6 @@ HIGHER_IS_BETTER_CHALLENGE_STRATEGIES = (
 )
 
 
-# --- Services -----------------------------------------------------------------------
-
-
-def collection_errors(data: dict[str, Any]) -> dict[str, list[str]]:
-    """Every problem with a collection's full set of values, keyed by field name."""
-    errors: dict[str, list[str]] = {}
-
-    def add(field: str, message: str) -> None:
-        errors.setdefault(field, []).append(message)
-
-    if not str(data.get("name") or "").strip():
-        add("name", "A collection needs a name.")
-    strategy = data.get("scoring_strategy")
-    if strategy not in ChallengeCollection.Strategy.values:
-        add("scoring_strategy", "Use one of " + ", ".join(ChallengeCollection.Strategy.values))
-    if strategy == ChallengeCollection.Strategy.CUSTOM and not (
-        data.get("scoring_plugin_id") or data.get("scoring_entrypoint")
-    ):
-        add("scoring_plugin_id", "Custom scoring needs a plugin id or an entrypoint.")
-    for message in theme_errors(data.get("theme") or {}):
-        add("theme", message)
-    if not isinstance(data.get("scoring_config") or {}, dict):
-        add("scoring_config", "Must be an object.")
-    return errors
-
-
-def _validated(collection: ChallengeCollection, changes: dict[str, Any]) -> None:
-    unknown = set(changes) - set(COLLECTION_FIELDS)
-    if unknown:
-        raise ApplicationError(
-            "Unknown fields: " + ", ".join(sorted(unknown)) + ".",
-            fields={name: ["Unknown field."] for name in sorted(unknown)},
-        )
-    for name, value in changes.items():
-        setattr(collection, name, value)
-    errors = collection_errors({name: getattr(collection, name) for name in COLLECTION_FIELDS})
-    if collection.slug:
-        clash = ChallengeCollection.objects.filter(slug=collection.slug).exclude(id=collection.id)
-        if clash.exists():
-            errors.setdefault("slug", []).append("This slug is taken.")
-    if errors:
-        raise ApplicationError(
-            "Some fields are invalid: " + ", ".join(sorted(errors)) + ".", fields=errors
-        )
-
-
-def _save(collection: ChallengeCollection) -> None:
-    # The slug check above can lose a race; the unique index settles it.
-    try:
-        with transaction.atomic():
-            collection.save()
-    except IntegrityError:
-        raise ApplicationError(
-            "This slug is taken.", code="conflict", status=409, fields={"slug": ["Taken."]}
-        ) from None
-
-
-def collection_create(
-    *, workspace: Workspace, user: AbstractBaseUser | None, **fields: Any
-) -> ChallengeCollection:
-    collection = ChallengeCollection(workspace=workspace, created_by=user)
-    _validated(collection, fields)
-    if not collection.slug:
-        collection.slug = services.unique_slug(
-            ChallengeCollection, collection.name, fallback="collection"
-        )
-    _save(collection)
-    return collection
-
-
-def collection_update(*, collection: ChallengeCollection, **fields: Any) -> ChallengeCollection:
-    _validated(collection, fields)
-    if not collection.slug:
-        collection.slug = services.unique_slug(
-            ChallengeCollection, collection.name, fallback="collection", exclude_id=collection.id
-        )
-    _save(collection)
-    return collection
-
-
-def collection_delete(*, collection: ChallengeCollection) -> None:
-    collection.delete()
-
-
-def _parsed_ids(challenge_ids: Any) -> tuple[list[uuid.UUID], list[str]]:
-    if not isinstance(challenge_ids, list):
-        raise ApplicationError(
-            "'challenge_ids' must be a list of challenge ids.",
-            fields={"challenge_ids": ["A list of challenge ids."]},
-        )
-    if len(challenge_ids) > MAX_CHALLENGES_PER_COLLECTION:
-        raise ApplicationError(
-            f"A collection holds at most {MAX_CHALLENGES_PER_COLLECTION} challenges.",
-            fields={"challenge_ids": [f"At most {MAX_CHALLENGES_PER_COLLECTION} ids."]},
-        )
-    parsed, malformed = [], []
-    for raw in challenge_ids:
-        try:
-            parsed.append(uuid.UUID(str(raw)))
-        except ValueError:
-            malformed.append(str(raw)[:64])
-    return parsed, malformed
-
-
-def collection_set_challenges(
-    *, collection: ChallengeCollection, challenge_ids: list[Any]
-) -> ChallengeCollection:
-    """Make `challenge_ids`, in this order, the collection's challenges; all or nothing."""
-    ids, malformed = _parsed_ids(challenge_ids)
-    duplicates = sorted({str(i) for i in ids if ids.count(i) > 1})
-    if duplicates:
-        raise ApplicationError(
-            "Each challenge may appear once: " + ", ".join(duplicates) + ".",
-            fields={"challenge_ids": [f"Listed more than once: {i}" for i in duplicates]},
-        )
-    known = set(
-        Challenge.objects.filter(workspace_id=collection.workspace_id, id__in=ids).values_list(
-            "id", flat=True
-        )
-    )
-    # Another workspace's challenge reads exactly like one that does not exist.
-    bad = malformed + [str(i) for i in ids if i not in known]
-    if bad:
-        raise ApplicationError(
-            "These are not challenges of this collection's workspace: " + ", ".join(bad) + ".",
-            fields={"challenge_ids": [f"Unknown challenge: {i}" for i in bad]},
-        )
-    with transaction.atomic():
-        # The lock makes concurrent replacements of the same list queue up, not interleave.
-        ChallengeCollection.objects.select_for_update().filter(pk=collection.pk).first()
-        CollectionItem.objects.filter(collection=collection).delete()
-        CollectionItem.objects.bulk_create(
-            CollectionItem(collection=collection, challenge_id=challenge_id, position=position)
-            for position, challenge_id in enumerate(ids)
-        )
-        collection.save(update_fields=["updated_at"])
-    return collection
-
-
-# --- Selectors ----------------------------------------------------------------------
-
-
 def _ordered_items(*, active_only: bool) -> Prefetch:
     items = CollectionItem.objects.select_related("challenge").order_by("position", "id")
     if active_only:
@@ -208,12 +47,15 @@ def _ordered_items(*, active_only: bool) -> Prefetch:
     return Prefetch("items", queryset=items, to_attr="ordered_items")
 
 
-def collections_for_creator(*, user: AbstractBaseUser) -> QuerySet[ChallengeCollection]:
-    return (
-        ChallengeCollection.objects.filter(workspace__in=workspaces_for_user(user=user))
-        .prefetch_related(_ordered_items(active_only=False))
-        .order_by("-created_at", "id")
-    )
+def collections_for_creator(
+    *, user: AbstractBaseUser, app_id: str | None = None, workspace_id: uuid.UUID | None = None
+) -> QuerySet[ChallengeCollection]:
+    found = ChallengeCollection.objects.filter(workspace__in=workspaces_for_user(user=user))
+    if app_id:
+        found = found.filter(app_id=app_id)
+    if workspace_id:
+        found = found.filter(workspace_id=workspace_id)
+    return found.prefetch_related(_ordered_items(active_only=False)).order_by("-created_at", "id")
 
 
 def collections_public() -> QuerySet[ChallengeCollection]:

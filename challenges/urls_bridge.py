@@ -1,3 +1,5 @@
+"""The Dify bridge under /bridge/, signed with a bridge key."""
+
 from django.urls import path
 
 from challenges.bridge import api

@@ -1,0 +1,1 @@
+"""Every non-trivial read of the challenges app, one module per thing it reads."""

@@ -1,0 +1,42 @@
+"""Attempts as creators filter and export them and as a player sees their own."""
+
+from datetime import datetime
+
+from django.db.models import QuerySet
+
+from challenges.models import Challenge, ChallengeAttempt
+from players.models import EndUser
+
+
+def attempts_for_challenge(
+    *,
+    challenge: Challenge,
+    succeeded: bool | None = None,
+    source: str | None = None,
+    end_user_id: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> QuerySet[ChallengeAttempt]:
+    attempts = ChallengeAttempt.objects.filter(challenge=challenge).select_related("end_user")
+    if succeeded is not None:
+        attempts = attempts.filter(succeeded=succeeded)
+    if source:
+        attempts = attempts.filter(source=source)
+    if end_user_id:
+        attempts = attempts.filter(end_user_id=end_user_id)
+    if since:
+        attempts = attempts.filter(created_at__gte=since)
+    if until:
+        attempts = attempts.filter(created_at__lt=until)
+    return attempts.order_by("-created_at", "id")
+
+
+def attempts_of_player(
+    *, challenge: Challenge, end_user: EndUser, limit: int
+) -> list[ChallengeAttempt]:
+    """The player's latest attempts at the challenge, newest first, with their numbers only."""
+    return list(
+        ChallengeAttempt.objects.filter(challenge=challenge, end_user=end_user)
+        .only("succeeded", "score", "judge_rating", "tokens_total", "elapsed_ms", "created_at")
+        .order_by("-created_at")[:limit]
+    )

@@ -1,0 +1,52 @@
+"""Which challenges a player or a creator can see."""
+
+import uuid
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import QuerySet
+
+from challenges.models import Challenge
+from players.selectors import workspaces_for_user
+
+
+def challenge_by_id(*, challenge_id: Any) -> Challenge | None:
+    return Challenge.objects.filter(id=challenge_id).first()
+
+
+def challenge_visible_by_id(*, challenge_id: str) -> Challenge | None:
+    """An active challenge by its id as text; None for a malformed or unknown id."""
+    try:
+        challenge_uuid = uuid.UUID(str(challenge_id))
+    except ValueError:
+        return None
+    return Challenge.objects.filter(id=challenge_uuid, is_active=True).first()
+
+
+def challenges_public() -> QuerySet[Challenge]:
+    return Challenge.objects.active().select_related("workspace").order_by("-created_at", "id")
+
+
+def challenges_visible() -> QuerySet[Challenge]:
+    """Challenges a player may open, including ones outside their play window."""
+    return Challenge.objects.filter(is_active=True)
+
+
+def challenge_visible_by_slug(*, slug: str) -> Challenge | None:
+    return Challenge.objects.select_related("workspace").filter(slug=slug, is_active=True).first()
+
+
+def challenges_to_play() -> QuerySet[Challenge]:
+    """Every challenge with its workspace; whether it is open is the play service's call."""
+    return Challenge.objects.select_related("workspace")
+
+
+def challenges_for_creator(
+    *, user: AbstractBaseUser, app_id: str | None = None, workspace_id: uuid.UUID | None = None
+) -> QuerySet[Challenge]:
+    challenges = Challenge.objects.filter(workspace__in=workspaces_for_user(user=user))
+    if app_id:
+        challenges = challenges.filter(app_id=app_id)
+    if workspace_id:
+        challenges = challenges.filter(workspace_id=workspace_id)
+    return challenges.order_by("-created_at", "id")

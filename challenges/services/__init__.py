@@ -1,0 +1,1 @@
+"""Every write of the challenges app, one module per thing it owns."""

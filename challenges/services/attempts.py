@@ -1,0 +1,211 @@
+"""Recording attempts and keeping each player's leaderboard entry current."""
+
+import hashlib
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+
+from challenges.live import leaderboard_push_on_commit
+from challenges.models import Challenge, ChallengeAttempt, LeaderboardEntry
+from challenges.scoring import standing_for
+from challenges.services.secrets import secret_value_for
+from core.errors import ApplicationError
+from core.redaction import redact_secrets, redact_secrets_in_json
+from judging.verdicts import Verdict
+from players.models import EndUser
+
+
+def _fingerprint(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest() if text else ""
+
+
+def attempt_record(
+    *,
+    challenge: Challenge,
+    end_user: EndUser,
+    verdict: Verdict,
+    prompt: str = "",
+    response: str = "",
+    tokens_total: int | None = None,
+    elapsed_ms: int | None = None,
+    source: str = ChallengeAttempt.Source.WEB,
+    idempotency_key: str | None = None,
+    workflow_run_id: str = "",
+    custom_score: float | None = None,
+) -> ChallengeAttempt:
+    """Write the attempt and keep the player's leaderboard entry current, atomically.
+
+    With an idempotency key already used in the workspace, the first attempt is
+    returned and nothing is written.
+    """
+    if end_user.workspace_id != challenge.workspace_id:
+        raise ApplicationError("The player does not belong to this challenge's workspace.")
+
+    secret = secret_value_for(challenge=challenge)
+    standing = standing_for(
+        challenge.scoring_strategy,
+        elapsed_ms=elapsed_ms,
+        tokens_total=tokens_total,
+        judge_rating=verdict.rating,
+        custom_score=custom_score,
+    )
+    attempt = ChallengeAttempt(
+        workspace_id=challenge.workspace_id,
+        challenge=challenge,
+        end_user=end_user,
+        account_id=end_user.account_id,
+        workflow_run_id=workflow_run_id,
+        succeeded=verdict.passed,
+        score=standing.score if verdict.passed else None,
+        judge_rating=verdict.rating,
+        judge_feedback=redact_secrets(verdict.feedback, [secret]),
+        judge_output_raw=redact_secrets_in_json(verdict.raw, [secret]),
+        tokens_total=tokens_total,
+        elapsed_ms=elapsed_ms,
+        prompt_sha256=_fingerprint(prompt),
+        prompt_length=len(prompt),
+        response_sha256=_fingerprint(response),
+        response_length=len(response),
+        source=source,
+        idempotency_key=idempotency_key or None,
+    )
+    if verdict.passed:
+        attempt.prompt = redact_secrets(prompt, [secret])
+        attempt.response = redact_secrets(response, [secret])
+    try:
+        with transaction.atomic():
+            attempt.save(force_insert=True)
+            board_changed = verdict.passed and _leaderboard_offer(
+                attempt, rank_value=standing.rank_value
+            )
+            if board_changed and _within_visible_board(attempt, rank_value=standing.rank_value):
+                leaderboard_push_on_commit(challenge_id=challenge.id)
+    except IntegrityError:
+        # The unique idempotency key is the guard: a repeat returns the first attempt.
+        existing = idempotency_key and (
+            ChallengeAttempt.objects.filter(
+                workspace_id=challenge.workspace_id, idempotency_key=idempotency_key
+            ).first()
+        )
+        if not existing:
+            raise
+        return existing
+    return attempt
+
+
+_UPSERT_COLUMNS = (
+    "challenge_id",
+    "end_user_id",
+    "attempt_id",
+    "rank_value",
+    "achieved_at",
+    "score",
+    "judge_rating",
+    "tokens_total",
+    "elapsed_ms",
+    "first_succeeded_at",
+)
+_REPLACED_ON_IMPROVEMENT = _UPSERT_COLUMNS[2:-1]
+
+
+def _leaderboard_upsert_sql() -> str:
+    table = LeaderboardEntry._meta.db_table
+    columns = ", ".join(_UPSERT_COLUMNS)
+    placeholders = ", ".join(["%s"] * len(_UPSERT_COLUMNS))
+    updates = ", ".join(f"{name} = excluded.{name}" for name in _REPLACED_ON_IMPROVEMENT)
+    # Only our own table and column names are interpolated; values go as parameters.
+    return (
+        f"INSERT INTO {table} AS entry ({columns}) VALUES ({placeholders}) "  # noqa: S608
+        "ON CONFLICT (challenge_id, end_user_id) DO UPDATE SET "
+        f"{updates} "
+        "WHERE excluded.rank_value < entry.rank_value OR "
+        "(excluded.rank_value = entry.rank_value AND excluded.achieved_at < entry.achieved_at) "
+        "RETURNING id"
+    )
+
+
+def _leaderboard_offer(attempt: ChallengeAttempt, *, rank_value: float) -> bool:
+    """Make `attempt` the player's entry if it beats the one there (or there is none).
+
+    One INSERT … ON CONFLICT DO UPDATE … WHERE better: atomic in the database, so
+    concurrent attempts by the same player cannot lose the better one. Returns whether
+    the entry changed.
+    """
+    values = {
+        "challenge_id": attempt.challenge_id,
+        "end_user_id": attempt.end_user_id,
+        "attempt_id": attempt.id,
+        "rank_value": rank_value,
+        "achieved_at": attempt.created_at,
+        "score": attempt.score,
+        "judge_rating": attempt.judge_rating,
+        "tokens_total": attempt.tokens_total,
+        "elapsed_ms": attempt.elapsed_ms,
+        "first_succeeded_at": attempt.created_at,
+    }
+    fields = {field.attname: field for field in LeaderboardEntry._meta.concrete_fields}
+    params = [
+        fields[name].get_db_prep_value(values[name], connection, prepared=False)
+        for name in _UPSERT_COLUMNS
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(_leaderboard_upsert_sql(), params)
+        return cursor.fetchone() is not None
+
+
+def _within_visible_board(attempt: ChallengeAttempt, *, rank_value: float) -> bool:
+    """Whether the entry now stands among the rows a live board shows (only then push)."""
+    last_shown = (
+        LeaderboardEntry.objects.filter(challenge_id=attempt.challenge_id)
+        .order_by("rank_value", "achieved_at", "id")
+        .values_list("rank_value", "achieved_at")[
+            settings.LEADERBOARD_DEFAULT_LIMIT - 1 : settings.LEADERBOARD_DEFAULT_LIMIT
+        ]
+    )
+    row = next(iter(last_shown), None)
+    return row is None or (rank_value, attempt.created_at) <= row
+
+
+@transaction.atomic
+def leaderboard_rebuild(*, challenge: Challenge) -> int:
+    """Recompute every entry from the attempts; only needed when the strategy changes."""
+    LeaderboardEntry.objects.filter(challenge=challenge).delete()
+    successes = (
+        ChallengeAttempt.objects.filter(challenge=challenge, succeeded=True)
+        .order_by("created_at")
+        .iterator(chunk_size=2000)
+    )
+    best: dict[Any, LeaderboardEntry] = {}
+    for attempt in successes:
+        standing = standing_for(
+            challenge.scoring_strategy,
+            elapsed_ms=attempt.elapsed_ms,
+            tokens_total=attempt.tokens_total,
+            judge_rating=attempt.judge_rating,
+            custom_score=attempt.score,
+        )
+        current = best.get(attempt.end_user_id)
+        if current is None:
+            best[attempt.end_user_id] = LeaderboardEntry(
+                challenge=challenge,
+                end_user_id=attempt.end_user_id,
+                attempt=attempt,
+                rank_value=standing.rank_value,
+                achieved_at=attempt.created_at,
+                score=standing.score,
+                judge_rating=attempt.judge_rating,
+                tokens_total=attempt.tokens_total,
+                elapsed_ms=attempt.elapsed_ms,
+                first_succeeded_at=attempt.created_at,
+            )
+        elif standing.rank_value < current.rank_value:
+            current.attempt = attempt
+            current.rank_value = standing.rank_value
+            current.achieved_at = attempt.created_at
+            current.score = standing.score
+            current.judge_rating = attempt.judge_rating
+            current.tokens_total = attempt.tokens_total
+            current.elapsed_ms = attempt.elapsed_ms
+    LeaderboardEntry.objects.bulk_create(best.values(), batch_size=2000)
+    return len(best)

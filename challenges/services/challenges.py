@@ -1,0 +1,106 @@
+"""Challenge CRUD: every field validated in one place before a save."""
+
+from typing import Any
+
+from celery import current_app
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from challenges.models import Challenge, Secret
+from challenges.validation import challenge_errors
+from core.errors import ApplicationError
+from core.slugs import unique_slug
+from players.models import Workspace
+
+CHALLENGE_FIELDS = (
+    "app_id",
+    "workflow_id",
+    "name",
+    "slug",
+    "description",
+    "goal",
+    "instructions_md",
+    "theme",
+    "success_type",
+    "success_pattern",
+    "secret_ref",
+    "scoring_strategy",
+    "is_active",
+    "system_prompt",
+    "target",
+    "target_model",
+    "target_config",
+    "evaluator_type",
+    "judge_config",
+    "evaluator_plugin_id",
+    "evaluator_entrypoint",
+    "evaluator_config",
+    "scoring_plugin_id",
+    "scoring_entrypoint",
+    "scoring_config",
+    "max_attempts_per_hour",
+    "starts_at",
+    "ends_at",
+    "mask_variables",
+)
+# The task is named, not imported: its module imports this one (challenges/apps.py loads it).
+LEADERBOARD_REBUILD_TASK = "challenges.tasks.leaderboard_rebuild_task"
+
+
+def _validated(challenge: Challenge, changes: dict[str, Any]) -> None:
+    unknown = set(changes) - set(CHALLENGE_FIELDS)
+    if unknown:
+        raise ApplicationError(
+            "Unknown fields: " + ", ".join(sorted(unknown)) + ".",
+            fields={name: ["Unknown field."] for name in sorted(unknown)},
+        )
+    for name, value in changes.items():
+        setattr(challenge, name, value)
+    data = {name: getattr(challenge, name) for name in CHALLENGE_FIELDS}
+    secret_names = set(
+        Secret.objects.filter(workspace_id=challenge.workspace_id).values_list("name", flat=True)
+    )
+    errors = challenge_errors(data, secret_names=secret_names)
+    if challenge.slug:
+        clash = Challenge.objects.filter(slug=challenge.slug).exclude(id=challenge.id)
+        if clash.exists():
+            errors.setdefault("slug", []).append("This slug is taken.")
+    if errors:
+        raise ApplicationError(
+            "Some fields are invalid: " + ", ".join(sorted(errors)) + ".", fields=errors
+        )
+
+
+@transaction.atomic
+def challenge_create(
+    *, workspace: Workspace, user: AbstractBaseUser | None, **fields: Any
+) -> Challenge:
+    challenge = Challenge(workspace=workspace, created_by=user, updated_by=user)
+    _validated(challenge, fields)
+    if not challenge.slug:
+        challenge.slug = unique_slug(model=Challenge, text=challenge.name, fallback="challenge")
+    challenge.save()
+    return challenge
+
+
+@transaction.atomic
+def challenge_update(
+    *, challenge: Challenge, user: AbstractBaseUser | None, **fields: Any
+) -> Challenge:
+    previous_strategy = challenge.scoring_strategy
+    _validated(challenge, fields)
+    challenge.updated_by = user
+    if not challenge.slug:
+        challenge.slug = unique_slug(
+            model=Challenge, text=challenge.name, fallback="challenge", exclude_id=challenge.id
+        )
+    challenge.save()
+    if challenge.scoring_strategy != previous_strategy:
+        # A board can hold 100k players: re-rank it in the background once committed.
+        task = current_app.signature(LEADERBOARD_REBUILD_TASK, args=(str(challenge.id),))
+        transaction.on_commit(task.delay)
+    return challenge
+
+
+def challenge_delete(*, challenge: Challenge) -> None:
+    challenge.delete()

@@ -1,0 +1,47 @@
+"""The creators' API under /console/api/."""
+
+from django.urls import path
+
+from challenges.api import bridge_keys, collections, console
+
+urlpatterns = [
+    path("challenges", console.ChallengeListCreateApi.as_view(), name="console-challenges"),
+    path(
+        "challenges/<str:challenge_id>",
+        console.ChallengeDetailApi.as_view(),
+        name="console-challenge",
+    ),
+    path(
+        "challenges/<str:challenge_id>/attempts",
+        console.ChallengeAttemptListApi.as_view(),
+        name="console-challenge-attempts",
+    ),
+    path("secrets", console.SecretListCreateApi.as_view(), name="console-secrets"),
+    path("secrets/<str:secret_id>", console.SecretDetailApi.as_view(), name="console-secret"),
+    path(
+        "challenge-collections",
+        collections.CollectionListCreateApi.as_view(),
+        name="console-collections",
+    ),
+    path(
+        "challenge-collections/<str:collection_id>",
+        collections.CollectionDetailApi.as_view(),
+        name="console-collection",
+    ),
+    path(
+        "challenge-collections/<str:collection_id>/challenges",
+        collections.CollectionChallengesApi.as_view(),
+        name="console-collection-challenges",
+    ),
+    path("bridge-keys", bridge_keys.BridgeKeyListCreateApi.as_view(), name="console-bridge-keys"),
+    path(
+        "bridge-keys/<str:key_id>",
+        bridge_keys.BridgeKeyDetailApi.as_view(),
+        name="console-bridge-key",
+    ),
+    path(
+        "bridge-keys/<str:key_id>/revoke",
+        bridge_keys.BridgeKeyRevokeApi.as_view(),
+        name="console-bridge-key-revoke",
+    ),
+]

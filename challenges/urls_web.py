@@ -1,0 +1,35 @@
+"""The players' API under /web/api/."""
+
+from django.urls import path
+
+from challenges.api import collections, play, web
+
+urlpatterns = [
+    path("challenges", web.ChallengeListApi.as_view(), name="web-challenges"),
+    path("challenges/<str:challenge_id>", web.ChallengeDetailApi.as_view(), name="web-challenge"),
+    path(
+        "challenges/<str:challenge_id>/leaderboard",
+        web.ChallengeLeaderboardApi.as_view(),
+        name="web-challenge-leaderboard",
+    ),
+    path(
+        "challenges/<str:challenge_id>/attempts",
+        play.AttemptCreateApi.as_view(),
+        name="web-challenge-attempts",
+    ),
+    path(
+        "challenge-collections",
+        collections.PublicCollectionListApi.as_view(),
+        name="web-collections",
+    ),
+    path(
+        "challenge-collections/<str:collection_id>",
+        collections.PublicCollectionDetailApi.as_view(),
+        name="web-collection",
+    ),
+    path(
+        "challenge-collections/<str:collection_id>/leaderboard",
+        collections.PublicCollectionLeaderboardApi.as_view(),
+        name="web-collection-leaderboard",
+    ),
+]
