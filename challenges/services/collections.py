@@ -26,6 +26,13 @@ COLLECTION_FIELDS = (
     "scoring_config",
 )
 MAX_CHALLENGES_PER_COLLECTION = 200
+# Plugin-scored collections would need a scorer run per player on every board read; until
+# their scores are kept per player, `custom` is refused here rather than failing on read.
+OFFERED_STRATEGIES = [
+    strategy
+    for strategy in ChallengeCollection.Strategy.values
+    if strategy != ChallengeCollection.Strategy.CUSTOM
+]
 
 
 def collection_errors(data: dict[str, Any]) -> dict[str, list[str]]:
@@ -38,12 +45,8 @@ def collection_errors(data: dict[str, Any]) -> dict[str, list[str]]:
     if not str(data.get("name") or "").strip():
         add("name", "A collection needs a name.")
     strategy = data.get("scoring_strategy")
-    if strategy not in ChallengeCollection.Strategy.values:
-        add("scoring_strategy", "Use one of " + ", ".join(ChallengeCollection.Strategy.values))
-    if strategy == ChallengeCollection.Strategy.CUSTOM and not (
-        data.get("scoring_plugin_id") or data.get("scoring_entrypoint")
-    ):
-        add("scoring_plugin_id", "Custom scoring needs a plugin id or an entrypoint.")
+    if strategy not in OFFERED_STRATEGIES:
+        add("scoring_strategy", "Use one of " + ", ".join(OFFERED_STRATEGIES) + ".")
     for message in theme_errors(data.get("theme") or {}):
         add("theme", message)
     if not isinstance(data.get("scoring_config") or {}, dict):

@@ -72,7 +72,7 @@ def test_it_gives_a_second_collection_with_the_same_name_its_own_slug(creator_ap
         ({"name": "  "}, "name"),
         ({"name": "T", "theme": {"accent": "red; background: url(x)"}}, "theme"),
         ({"name": "T", "theme": {"position": "fixed"}}, "theme"),
-        ({"name": "T", "scoring_strategy": "custom"}, "scoring_plugin_id"),
+        ({"name": "T", "scoring_strategy": "custom"}, "scoring_strategy"),
         ({"name": "T", "scoring_strategy": "most_wins"}, "scoring_strategy"),
         ({"name": "T", "colour": "blue"}, "colour"),
     ],
@@ -86,13 +86,17 @@ def test_it_refuses_invalid_collections_and_writes_nothing(creator_api, payload,
     assert not ChallengeCollection.objects.exists()
 
 
-def test_it_accepts_custom_scoring_with_an_entrypoint(creator_api):
+def test_it_refuses_custom_scoring_at_save_rather_than_on_every_board_read(creator_api):
     response = creator_api.post(
         URL,
         {"name": "Plugin scored", "scoring_strategy": "custom", "scoring_entrypoint": "pkg:Scorer"},
         format="json",
     )
-    assert response.status_code == 201, response.json()
+    assert response.status_code == 400
+    assert response.json()["error"]["fields"]["scoring_strategy"] == [
+        "Use one of sum, fastest_total, fewest_tokens_total, highest_avg_rating."
+    ]
+    assert not ChallengeCollection.objects.exists()
 
 
 def test_it_sets_membership_and_order_in_one_put(creator_api, workspace):

@@ -2,6 +2,7 @@
 
 import pytest
 
+from challenges.models import ChallengeCollection
 from challenges.selectors.collections import leaderboard_for_collection
 from challenges.services.attempts import attempt_record
 from challenges.services.collections import collection_create, collection_set_challenges
@@ -161,7 +162,11 @@ def test_it_ranks_highest_avg_rating_by_average_then_solved_then_earliest(anon_a
 
 def test_it_refuses_custom_collection_scoring_instead_of_faking_it(anon_api, workspace):
     challenge = make_challenge(workspace=workspace)
-    collection = _collection(workspace, "custom", [challenge], scoring_entrypoint="pkg:Scorer")
+    collection = _collection(workspace, "sum", [challenge])
+    # A row saved before `custom` was refused at save.
+    ChallengeCollection.objects.filter(pk=collection.pk).update(
+        scoring_strategy="custom", scoring_entrypoint="pkg:Scorer"
+    )
     _solve(challenge, make_end_user(workspace=workspace))
 
     response = anon_api.get(f"/web/api/challenge-collections/{collection.id}/leaderboard")

@@ -3,6 +3,7 @@ import re
 import pytest
 from django.test import Client
 
+from challenges.models import ChallengeCollection
 from challenges.services.attempts import attempt_record
 from challenges.services.collections import collection_create, collection_set_challenges
 from judging.verdicts import Verdict
@@ -94,11 +95,10 @@ def test_it_reads_the_page_in_the_same_number_of_queries_for_any_number_of_playe
 
 
 def test_it_explains_when_the_collection_board_cannot_be_computed(workspace):
-    collection = _collection(
-        workspace,
-        [make_challenge(workspace=workspace)],
-        scoring_strategy="custom",
-        scoring_plugin_id="acme-scorer",
+    collection = _collection(workspace, [make_challenge(workspace=workspace)])
+    # A row saved before `custom` was refused at save.
+    ChallengeCollection.objects.filter(pk=collection.pk).update(
+        scoring_strategy="custom", scoring_plugin_id="acme-scorer"
     )
     response = Client().get(f"/collections/{collection.slug}/")
     assert response.status_code == 200
