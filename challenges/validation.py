@@ -87,7 +87,8 @@ def pattern_error(pattern: str, *, secret: str | None = None) -> str | None:
     for value in (_SAMPLE_SECRET, secret):
         if value is None:
             continue
-        filled = SECRET_PLACEHOLDER.sub(lambda _: re.escape(value), pattern)
+        literal = re.escape(value)
+        filled = SECRET_PLACEHOLDER.sub(lambda _, literal=literal: literal, pattern)
         try:
             compile_pattern(filled)
         except PatternError:

@@ -35,7 +35,9 @@ _NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1:
 _V4_COMPATIBLE = ipaddress.ip_network("::/96")
 
 
-_ALLOWLIST_HINT = "An internal server is reached only if the operator lists it in EGRESS_ALLOW_HOSTS."
+_ALLOWLIST_HINT = (
+    "An internal server is reached only if the operator lists it in EGRESS_ALLOW_HOSTS."
+)
 
 
 class EgressRefused(httpcore.ConnectError):
@@ -69,7 +71,8 @@ def _embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address
         embedded.append(address.sixtofour)
     if address.teredo is not None:
         embedded.extend(address.teredo)
-    if any(address in network for network in _NAT64) or address in _V4_COMPATIBLE:
+    compatible = address in _V4_COMPATIBLE and not (address.is_loopback or address.is_unspecified)
+    if compatible or any(address in network for network in _NAT64):
         embedded.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
     return embedded
 

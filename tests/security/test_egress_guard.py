@@ -41,9 +41,7 @@ class FakeDify:
             def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 self.rfile.read(length)
-                fake.requests.append(
-                    {"path": self.path, "auth": self.headers.get("Authorization")}
-                )
+                fake.requests.append({"path": self.path, "auth": self.headers.get("Authorization")})
                 if redirect_to:
                     self.send_response(307)
                     self.send_header("Location", redirect_to)
