@@ -130,10 +130,11 @@ class ChallengeAdminForm(forms.ModelForm):
             return cleaned
 
         data = {name: cleaned.get(name, getattr(self.instance, name)) for name in CHALLENGE_FIELDS}
-        secret_names = set(
-            Secret.objects.filter(workspace_id=workspace_id).values_list("name", flat=True)
+        secrets = dict(
+            Secret.objects.filter(workspace_id=workspace_id).values_list("name", "value")
         )
-        for field, messages in challenge_errors(data, secret_names=secret_names).items():
+        errors = challenge_errors(data, secret_names=set(secrets), secret_values=secrets)
+        for field, messages in errors.items():
             for message in messages:
                 self._add_challenge_error(field, message)
         return cleaned

@@ -1,9 +1,11 @@
 """Checks a creator's challenge settings before they are saved; shared by API and admin."""
 
 import re
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlparse
 
+from core.egress import url_refusal
 from judging.judge_config import judge_config_messages
 from judging.rules import PatternError, compile_pattern
 
@@ -62,16 +64,60 @@ def theme_errors(theme: Any) -> list[str]:
     return errors
 
 
-def pattern_error(pattern: str) -> str | None:
+# Stands in for a secret whose value is not known here: punctuation, so it is escaped.
+_SAMPLE_SECRET = "Sample-Secret 1"
+PATTERN_WITH_SECRET_INVALID = (
+    "The pattern is not valid once {{secret}} is replaced by the secret's value; use "
+    "{{secret}} only where literal text may stand (not in a group name, a range or a count)."
+)
+
+
+def pattern_error(pattern: str, *, secret: str | None = None) -> str | None:
+    """Why a regex success pattern cannot be used, checked as written and as played.
+
+    The filled-in pattern holds the secret, so RE2's own reason for it is never shown or
+    logged: only that it fails.
+    """
     try:
         compile_pattern(SECRET_PLACEHOLDER.sub("secret", pattern))
     except PatternError as exc:
         return str(exc)
+    if not SECRET_PLACEHOLDER.search(pattern):
+        return None
+    for value in (_SAMPLE_SECRET, secret):
+        if value is None:
+            continue
+        literal = re.escape(value)
+        filled = SECRET_PLACEHOLDER.sub(lambda _, literal=literal: literal, pattern)
+        try:
+            compile_pattern(filled)
+        except PatternError:
+            return PATTERN_WITH_SECRET_INVALID
     return None
 
 
-def challenge_errors(data: dict[str, Any], *, secret_names: set[str]) -> dict[str, list[str]]:
-    """Every problem with a challenge's full set of values, keyed by field name."""
+def target_config_errors(target: Any, target_config: Any) -> list[str]:
+    """A Dify target's base_url goes through the egress guard before it is ever called."""
+    if not isinstance(target_config, dict) or target != "dify":
+        return []
+    base_url = target_config.get("base_url")
+    if not base_url:
+        return ["A Dify target needs 'base_url', e.g. https://api.dify.ai."]
+    refusal = url_refusal(base_url)
+    return [f"'base_url': {refusal}"] if refusal else []
+
+
+def challenge_errors(
+    data: dict[str, Any],
+    *,
+    secret_names: set[str],
+    secret_values: Mapping[str, str] | None = None,
+) -> dict[str, list[str]]:
+    """Every problem with a challenge's full set of values, keyed by field name.
+
+    `secret_values` (name to value, the workspace's secrets) lets a regex be checked with
+    the secret it names filled in, as it will be played.
+    """
     errors: dict[str, list[str]] = {}
 
     def add(field: str, message: str) -> None:
@@ -90,8 +136,9 @@ def challenge_errors(data: dict[str, Any], *, secret_names: set[str]) -> dict[st
             add("success_pattern", "Rules evaluation needs a success pattern.")
     if success_type == "custom" and evaluator_type != "custom":
         add("success_type", "'custom' success needs evaluator_type 'custom'.")
+    secret_ref = data.get("secret_ref") or ""
     if success_type == "regex" and pattern:
-        reason = pattern_error(pattern)
+        reason = pattern_error(pattern, secret=(secret_values or {}).get(secret_ref))
         if reason:
             add("success_pattern", reason)
     if evaluator_type == "custom" and not (
@@ -103,7 +150,6 @@ def challenge_errors(data: dict[str, Any], *, secret_names: set[str]) -> dict[st
     ):
         add("scoring_plugin_id", "Custom scoring needs a plugin id or an entrypoint.")
 
-    secret_ref = data.get("secret_ref") or ""
     uses_secret = any(
         SECRET_PLACEHOLDER.search(data.get(field) or "")
         for field in ("success_pattern", "system_prompt")
@@ -120,6 +166,8 @@ def challenge_errors(data: dict[str, Any], *, secret_names: set[str]) -> dict[st
     for field in ("target_config", "evaluator_config", "scoring_config"):
         if not isinstance(data.get(field) or {}, dict):
             add(field, "Must be an object.")
+    for message in target_config_errors(data.get("target"), data.get("target_config") or {}):
+        add("target_config", message)
     mask = data.get("mask_variables") or []
     if not (isinstance(mask, list) and all(isinstance(item, str) for item in mask)):
         add("mask_variables", "Must be a list of variable names.")

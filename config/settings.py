@@ -224,6 +224,8 @@ if not (0 <= JUDGE_MAX_RETRIES <= 5 and JUDGE_TIMEOUT_SECONDS > 0 and PLUGIN_TIM
     raise ImproperlyConfigured("Judge and plugin timeouts must be positive, retries 0 to 5.")
 TARGET_TIMEOUT_SECONDS = env.float("TARGET_TIMEOUT_SECONDS", default=30.0)
 TARGET_MAX_RETRIES = env.int("TARGET_MAX_RETRIES", default=1)
+# Hosts (name or name:port) that creator-set URLs may reach although internal (core/egress.py).
+EGRESS_ALLOW_HOSTS = env.list("EGRESS_ALLOW_HOSTS", default=[])
 PLAY_IP_RATE_LIMIT = env.str("PLAY_IP_RATE_LIMIT", default="120/m")
 LOGIN_RATE_LIMIT = env.str("LOGIN_RATE_LIMIT", default="10/m")
 # Per bridge key; "0/m" turns the limit off.

@@ -12,6 +12,8 @@ from functools import lru_cache
 import httpx
 import openai
 
+from core.egress import guarded_client
+
 # Local OpenAI-compatible servers (Ollama, vLLM) need no key, but the client insists on one.
 PLACEHOLDER_API_KEY = "not-needed"
 
@@ -60,10 +62,12 @@ def async_openai_client(
 
 
 def http_client(*, timeout: float, retries: int) -> httpx.Client:
-    """A pooled httpx client; `retries` re-tries failed connections only, never a request."""
+    """A pooled httpx client for creator-set URLs: every connection passes the egress guard,
+    redirects are not followed; `retries` re-tries failed connections only, never a request.
+    """
     return _http_client(float(timeout), int(retries))
 
 
 @lru_cache(maxsize=16)
 def _http_client(timeout: float, retries: int) -> httpx.Client:
-    return httpx.Client(timeout=timeout, transport=httpx.HTTPTransport(retries=retries))
+    return guarded_client(timeout=timeout, retries=retries)

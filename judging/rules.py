@@ -1,5 +1,6 @@
 """Rule evaluators: plain text in, plain verdict out."""
 
+import logging
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
@@ -7,6 +8,8 @@ from functools import lru_cache
 import re2
 
 SUCCESS_TYPES = ("contains", "regex")
+
+logger = logging.getLogger(__name__)
 
 
 class PatternError(ValueError):
@@ -53,7 +56,13 @@ def evaluate_rule(*, success_type: str, pattern: str, output: str) -> RuleVerdic
             return RuleVerdict(True, "The output contains the target text.")
         return RuleVerdict(False, "The output does not contain the target text.")
     if success_type == "regex":
-        if compile_pattern(pattern).search(output):
+        try:
+            compiled = compile_pattern(pattern)
+        except PatternError:
+            # The pattern may hold a filled-in secret: neither it nor RE2's reason is logged.
+            logger.warning("A regex success pattern does not compile; the attempt cannot pass.")
+            return RuleVerdict(False, "The success pattern is invalid, so no reply can pass.")
+        if compiled.search(output):
             return RuleVerdict(True, "The output matches the success pattern.")
         return RuleVerdict(False, "The output does not match the success pattern.")
     raise PatternError(f"Unknown success type '{success_type}'.")

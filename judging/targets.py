@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import openai
 
+from core.egress import refusal_in, url_refusal
 from judging.clients import http_client, openai_client
 
 PROVIDERS = ("offline", "openai", "dify")
@@ -248,15 +249,12 @@ def _dify(*, system_prompt: str, prompt: str, user: str, config: TargetConfig) -
     inputs = dict(options.get("inputs") or {})
     if options.get("system_prompt_variable") and system_prompt:
         inputs[options["system_prompt_variable"]] = system_prompt
-    base = config.base_url.rstrip("/")
-    if base.endswith("/v1"):
-        base = base[: -len("/v1")]
     if mode == "workflow":
         inputs[options.get("prompt_variable") or "prompt"] = prompt
-        url = f"{base}/v1/workflows/run"
+        url = dify_url(config.base_url, "workflows/run")
         body = {"inputs": inputs, "response_mode": "blocking", "user": user}
     else:
-        url = f"{base}/v1/chat-messages"
+        url = dify_url(config.base_url, "chat-messages")
         body = {"inputs": inputs, "query": prompt, "response_mode": "blocking", "user": user}
 
     started = time.monotonic()
@@ -267,13 +265,35 @@ def _dify(*, system_prompt: str, prompt: str, user: str, config: TargetConfig) -
     return _dify_chat_reply(payload, elapsed)
 
 
-def _dify_post(url: str, body: dict, config: TargetConfig) -> dict:
+def dify_url(base_url: str, endpoint: str) -> httpx.URL:
+    """The Dify API URL for an endpoint under a creator's base URL (a trailing /v1 is fine).
+
+    The base URL passes the egress guard's checks here too, in case it was stored before
+    them; the address check happens when the connection is made.
+    """
+    refusal = url_refusal(base_url, resolve=False)
+    if refusal:
+        raise TargetError(f"The egress guard refused the Dify base_url: {refusal}")
+    base = httpx.URL(base_url)
+    path = base.path.rstrip("/")
+    if path.endswith("/v1"):
+        path = path[: -len("/v1")]
+    return base.copy_with(path=f"{path}/v1/{endpoint}")
+
+
+def _dify_post(url: httpx.URL, body: dict, config: TargetConfig) -> dict:
     headers = {"Authorization": f"Bearer {config.api_key}"}
     client = http_client(timeout=config.timeout_seconds, retries=config.max_retries)
     try:
         response = client.post(url, json=body, headers=headers)
     except httpx.HTTPError as exc:
+        refusal = refusal_in(exc)
+        if refusal is not None:
+            raise TargetError(f"The egress guard refused the Dify call: {refusal}") from None
         raise TargetError(f"Dify did not answer: {type(exc).__name__}") from exc
+    if response.is_redirect:
+        # Never followed: the new location could be anywhere the guard has not seen.
+        raise TargetError(f"Dify answered with a redirect (HTTP {response.status_code}).")
     if response.status_code >= 400:
         raise TargetError(f"Dify answered HTTP {response.status_code}.")
     try:

@@ -57,10 +57,10 @@ def _validated(challenge: Challenge, changes: dict[str, Any]) -> None:
     for name, value in changes.items():
         setattr(challenge, name, value)
     data = {name: getattr(challenge, name) for name in CHALLENGE_FIELDS}
-    secret_names = set(
-        Secret.objects.filter(workspace_id=challenge.workspace_id).values_list("name", flat=True)
+    secrets = dict(
+        Secret.objects.filter(workspace_id=challenge.workspace_id).values_list("name", "value")
     )
-    errors = challenge_errors(data, secret_names=secret_names)
+    errors = challenge_errors(data, secret_names=set(secrets), secret_values=secrets)
     if challenge.slug:
         clash = Challenge.objects.filter(slug=challenge.slug).exclude(id=challenge.id)
         if clash.exists():

@@ -185,7 +185,8 @@ def test_it_refuses_a_closed_challenge(player_api, guarded, window):
     assert not ChallengeAttempt.objects.exists()
 
 
-def test_it_answers_502_and_records_nothing_when_the_target_fails(player_api, workspace):
+def test_it_answers_502_and_records_nothing_when_the_target_fails(player_api, workspace, settings):
+    settings.EGRESS_ALLOW_HOSTS = ["127.0.0.1:9"]
     secret_create(workspace=workspace, name="dify-key", value="app-secret-key")
     challenge = make_challenge(
         workspace=workspace,

@@ -10,6 +10,8 @@ def fake_openai(settings):
     settings.OPENAI_BASE_URL = fake.url
     settings.OPENAI_API_KEY = "sk-test"
     settings.JUDGE_MAX_RETRIES = 0
+    # Lets the same server stand in for a Dify target (the operator's allowlist).
+    settings.EGRESS_ALLOW_HOSTS = [fake.url.split("//", 1)[1].split("/", 1)[0]]
     yield fake
     server.shutdown()
     server.server_close()

@@ -51,12 +51,18 @@ class FakeServer:
 
 
 @pytest.fixture
-def fake_server():
+def fake_server(settings):
     servers = []
+    settings.EGRESS_ALLOW_HOSTS = []
 
     def start(answer):
         server = FakeServer(answer)
         servers.append(server)
+        # The operator's allowlist is what lets a Dify target reach a local server.
+        settings.EGRESS_ALLOW_HOSTS = [
+            *settings.EGRESS_ALLOW_HOSTS,
+            f"127.0.0.1:{server.server.server_address[1]}",
+        ]
         return server
 
     yield start
