@@ -78,10 +78,9 @@ def _visible_standings(challenge_id: str) -> dict | None:
 
 
 class ChallengeLeaderboardConsumer(AsyncJsonWebsocketConsumer):
-    # A burst of connects or disconnects can briefly want more Redis connections than the
-    # layer's pool holds (it refuses rather than waits), so group changes retry with
-    # jittered backoff, about five seconds in all; a timeout is not retried, Redis is
-    # then too slow to be worth waiting for again.
+    # A group change that cannot get a Redis connection (Redis restarting, or a burst that
+    # outwaits the layer's pool) is retried with jittered backoff, about five seconds of
+    # pauses in all; a read timeout is not retried, Redis is then too slow to wait for.
     redis_attempts = 8
     redis_first_delay = 0.05
     redis_max_delay = 1.0

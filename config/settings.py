@@ -115,15 +115,15 @@ if REDIS_URL:
     }
     # channels_redis waits for messages with a 5 s BZPOPMIN; redis-py 8 made 5 s the default
     # socket timeout, so an idle socket's read timed out and the consumer died
-    # (django/channels_redis#422, redis/redis-py#4091). The read timeout must stay above
-    # that wait. redis-py 8 also caps an asyncio pool at 100 connections and raises instead
-    # of waiting; the consumer retries, and the cap is a knob for the worker's concurrency.
+    # (django/channels_redis#422, redis/redis-py#4091): the read timeout stays above that
+    # wait. The pool (one per worker process) queues a caller when it is full instead of
+    # refusing it (config/channel_layer.py).
     CHANNEL_LAYER_POOL_SIZE = env.int("CHANNEL_LAYER_POOL_SIZE", default=100)
     if CHANNEL_LAYER_POOL_SIZE < 1:
         raise ImproperlyConfigured("CHANNEL_LAYER_POOL_SIZE must be at least 1")
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": "config.channel_layer.WaitingRedisChannelLayer",
             "CONFIG": {
                 "hosts": [
                     {
@@ -132,6 +132,7 @@ if REDIS_URL:
                         "socket_connect_timeout": 5,
                         "socket_keepalive": True,
                         "max_connections": CHANNEL_LAYER_POOL_SIZE,
+                        "timeout": 5,  # seconds a caller waits for a free connection
                     }
                 ],
                 "prefix": env.str("CHANNELS_PREFIX", default="phc-asgi"),
