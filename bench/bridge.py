@@ -35,10 +35,13 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 import django  # noqa: E402
 
+from bench.database import database_create_if_missing  # noqa: E402
+
+database_create_if_missing(url=os.environ["DATABASE_URL"])
 django.setup()
 
 from django.core.management import call_command  # noqa: E402
-from django.db import OperationalError, connection  # noqa: E402
+from django.db import connection  # noqa: E402
 
 from challenges import services  # noqa: E402
 from challenges.models import Challenge, ChallengeAttempt  # noqa: E402
@@ -52,20 +55,6 @@ PATH = "/bridge/dify/challenge-evaluator"
 def ensure_database() -> None:
     if connection.vendor != "postgresql":
         sys.exit("This benchmark needs PostgreSQL: set DATABASE_URL=postgres://…")
-    try:
-        connection.ensure_connection()
-    except OperationalError as error:
-        if "does not exist" not in str(error):
-            raise
-        import psycopg
-        from psycopg import sql
-
-        db = connection.settings_dict
-        params = {"host": db["HOST"], "port": db["PORT"], "user": db["USER"]}
-        params.update(password=db["PASSWORD"], dbname="postgres")
-        with psycopg.connect(**{k: v for k, v in params.items() if v}, autocommit=True) as admin:
-            admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(db["NAME"])))
-        print(f"created database {db['NAME']}")
     call_command("migrate", verbosity=0, interactive=False)
 
 

@@ -26,10 +26,13 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 import django  # noqa: E402
 
+from bench.database import database_create_if_missing  # noqa: E402
+
+database_create_if_missing(url=os.environ["DATABASE_URL"])
 django.setup()
 
 from django.core.management import call_command  # noqa: E402
-from django.db import DatabaseError, OperationalError, connection, transaction  # noqa: E402
+from django.db import DatabaseError, connection, transaction  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
 from challenges import selectors, services  # noqa: E402
@@ -53,21 +56,6 @@ def ensure_database() -> None:
             "This benchmark needs PostgreSQL (it fills with generate_series and measures "
             "PostgreSQL plans). Set DATABASE_URL=postgres://… ; SQLite is refused."
         )
-    try:
-        connection.ensure_connection()
-    except OperationalError as error:
-        if "does not exist" not in str(error):
-            raise
-        import psycopg
-        from psycopg import sql
-
-        db = connection.settings_dict
-        name = db["NAME"]
-        params = {"host": db["HOST"], "port": db["PORT"], "user": db["USER"]}
-        params.update(password=db["PASSWORD"], dbname="postgres")
-        with psycopg.connect(**{k: v for k, v in params.items() if v}, autocommit=True) as admin:
-            admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-        print(f"created database {name}")
     call_command("migrate", verbosity=0, interactive=False)
 
 

@@ -1,10 +1,15 @@
 """Live leaderboards: /ws/leaderboards/challenge/<id>/ sends the standings on connect and
 every time they change."""
 
+import asyncio
+import contextlib
 import logging
+import random
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
 
 from challenges.live import leaderboard_group
 from challenges.selectors.challenges import challenge_visible_by_id
@@ -20,20 +25,47 @@ def _visible_standings(challenge_id: str) -> dict | None:
 
 
 class ChallengeLeaderboardConsumer(AsyncJsonWebsocketConsumer):
+    # A group change that cannot get a Redis connection (Redis restarting, or a burst that
+    # outwaits the layer's pool) is retried with jittered backoff, about five seconds of
+    # pauses in all; a read timeout is not retried, Redis is then too slow to wait for.
+    redis_attempts = 8
+    redis_first_delay = 0.05
+    redis_max_delay = 1.0
+    # RFC 6455 1011: the server met a condition that stopped it serving the socket.
+    close_code_internal_error = 1011
+
+    async def __call__(self, scope, receive, send):
+        # A layer that cannot reach Redis (the wait for group messages fails) would
+        # otherwise crash the app and drop the socket without a close frame, logging a
+        # traceback per socket; close it properly so the page reconnects or polls.
+        try:
+            await super().__call__(scope, receive, send)
+        except RedisError as error:
+            logger.warning("Live board socket closed: the channel layer failed: %r", error)
+            await self._leave_group()
+            with contextlib.suppress(Exception):  # the client may already be gone
+                await send({"type": "websocket.close", "code": self.close_code_internal_error})
+
     async def connect(self):
         challenge_id = self.scope["url_route"]["kwargs"]["challenge_id"]
         standings = await _visible_standings(challenge_id)
         if standings is None:
             await self.close(code=4404)
             return
-        self.group = leaderboard_group(standings["challenge_id"])
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        group = leaderboard_group(standings["challenge_id"])
+        try:
+            await self._with_redis_retries(self.channel_layer.group_add, group)
+        except RedisError as error:
+            logger.warning("Live board socket refused: could not join %s: %r", group, error)
+            await self.accept()
+            await self.close(code=self.close_code_internal_error)
+            return
+        self.group = group
         await self.accept()
         await self.send_json(standings)
 
     async def disconnect(self, code):
-        if getattr(self, "group", None):
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+        await self._leave_group()
 
     async def receive_json(self, content, **kwargs):
         # The socket is read-only; anything a client sends is ignored.
@@ -41,3 +73,25 @@ class ChallengeLeaderboardConsumer(AsyncJsonWebsocketConsumer):
 
     async def leaderboard_changed(self, event):
         await self.send_json(event["standings"])
+
+    async def _leave_group(self) -> None:
+        group, self.group = getattr(self, "group", None), None
+        if not group:
+            return
+        try:
+            await self._with_redis_retries(self.channel_layer.group_discard, group)
+        except RedisError as error:
+            # The member stays until the layer's group expiry drops it.
+            logger.warning("Live board socket could not leave %s: %r", group, error)
+
+    async def _with_redis_retries(self, group_change, group: str) -> None:
+        delay = self.redis_first_delay
+        for attempt in range(1, self.redis_attempts + 1):
+            try:
+                await group_change(group, self.channel_name)
+                return
+            except RedisConnectionError:
+                if attempt == self.redis_attempts:
+                    raise
+            await asyncio.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, self.redis_max_delay)

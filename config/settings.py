@@ -115,11 +115,28 @@ if REDIS_URL:
             "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="phc"),
         }
     }
+    # channels_redis waits for messages with a 5 s BZPOPMIN; redis-py 8 made 5 s the default
+    # socket timeout, so an idle socket's read timed out and the consumer died
+    # (django/channels_redis#422, redis/redis-py#4091): the read timeout stays above that
+    # wait. The pool (one per worker process) queues a caller when it is full instead of
+    # refusing it (config/channel_layer.py).
+    CHANNEL_LAYER_POOL_SIZE = env.int("CHANNEL_LAYER_POOL_SIZE", default=100)
+    if CHANNEL_LAYER_POOL_SIZE < 1:
+        raise ImproperlyConfigured("CHANNEL_LAYER_POOL_SIZE must be at least 1")
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": "config.channel_layer.WaitingRedisChannelLayer",
             "CONFIG": {
-                "hosts": [REDIS_URL],
+                "hosts": [
+                    {
+                        "address": REDIS_URL,
+                        "socket_timeout": 15,
+                        "socket_connect_timeout": 5,
+                        "socket_keepalive": True,
+                        "max_connections": CHANNEL_LAYER_POOL_SIZE,
+                        "timeout": 5,  # seconds a caller waits for a free connection
+                    }
+                ],
                 "prefix": env.str("CHANNELS_PREFIX", default="phc-asgi"),
             },
         }
