@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/phc_bridge_bench")
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/7")
-# The development SECRET_KEY default applies only with DEBUG or TESTING on.
-os.environ.setdefault("TESTING", "true")
+# A throwaway key: the bench signs nothing that outlives it.
+os.environ.setdefault("SECRET_KEY", "bench-only-not-secret")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 import django  # noqa: E402
@@ -43,8 +43,9 @@ django.setup()
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 
-from challenges import services  # noqa: E402
 from challenges.models import Challenge, ChallengeAttempt  # noqa: E402
+from challenges.services.bridge_keys import bridge_key_create  # noqa: E402
+from challenges.services.challenges import challenge_create  # noqa: E402
 from players.services import workspace_get_or_create  # noqa: E402
 
 WORKSPACE = "Bridge benchmark"
@@ -63,7 +64,7 @@ def set_up() -> tuple[str, str]:
     workspace = workspace_get_or_create(name=WORKSPACE)
     challenge = Challenge.objects.filter(workspace=workspace, slug="bench-bridge").first()
     if challenge is None:
-        challenge = services.challenge_create(
+        challenge = challenge_create(
             workspace=workspace,
             user=None,
             name="Bridge bench",
@@ -72,7 +73,7 @@ def set_up() -> tuple[str, str]:
             success_pattern="open sesame",
             max_attempts_per_hour=0,
         )
-    _, raw_key = services.bridge_key_create(workspace=workspace, name="bench")
+    _, raw_key = bridge_key_create(workspace=workspace, name="bench")
     connection.close()
     return str(challenge.id), raw_key
 
@@ -80,8 +81,10 @@ def set_up() -> tuple[str, str]:
 def serve(port: int, workers: int) -> subprocess.Popen:
     env = {
         **os.environ,
-        "TESTING": "false",
         "DEBUG": "false",
+        # Plain HTTP on loopback: no redirect to HTTPS.
+        "SECURE_SSL_REDIRECT": "false",
+        "SECURE_HSTS_SECONDS": "0",
         "SECRET_KEY": os.environ.get("SECRET_KEY", "bench-only-" + uuid.uuid4().hex),
         "SECURE_COOKIES": "false",
         "BRIDGE_RATE_LIMIT": os.environ.get("BRIDGE_RATE_LIMIT", "1000000/m"),

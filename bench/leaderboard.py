@@ -20,8 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/phc_bench")
-# The development SECRET_KEY default applies only with DEBUG or TESTING on.
-os.environ.setdefault("TESTING", "true")
+# A throwaway key: the bench signs nothing that outlives it.
+os.environ.setdefault("SECRET_KEY", "bench-only-not-secret")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 import django  # noqa: E402
@@ -35,9 +35,11 @@ from django.core.management import call_command  # noqa: E402
 from django.db import DatabaseError, connection, transaction  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
-from challenges import selectors, services  # noqa: E402
 from challenges.models import Challenge, ChallengeAttempt, LeaderboardEntry  # noqa: E402
 from challenges.scoring import UNMEASURED  # noqa: E402
+from challenges.selectors.leaderboards import leaderboard_for_challenge, leaderboard_rank  # noqa: E402
+from challenges.services.attempts import attempt_record, leaderboard_rebuild  # noqa: E402
+from challenges.services.challenges import challenge_create  # noqa: E402
 from judging.verdicts import Verdict  # noqa: E402
 from players.models import EndUser, Workspace  # noqa: E402
 from players.services import workspace_get_or_create  # noqa: E402
@@ -67,7 +69,7 @@ def bench_challenges(workspace: Workspace) -> list[Challenge]:
         challenge = Challenge.objects.filter(slug=slug).first()
         if challenge is None:
             rated = strategy == "highest_rating"
-            challenge = services.challenge_create(
+            challenge = challenge_create(
                 workspace=workspace,
                 user=None,
                 slug=slug,
@@ -324,7 +326,7 @@ def check_fill_matches_service(challenges: list[Challenge]) -> None:
         board = LeaderboardEntry.objects.filter(challenge=challenge)
         filled = set(board.values_list(*columns))
         with transaction.atomic():
-            services.leaderboard_rebuild(challenge=challenge)
+            leaderboard_rebuild(challenge=challenge)
             rebuilt = set(board.values_list(*columns))
             transaction.set_rollback(True)
         verdict = "matches" if filled == rebuilt else "DIFFERS FROM"
@@ -408,7 +410,7 @@ def main() -> None:
     for limit in (10, 100):
         calls = [
             partial(
-                selectors.leaderboard_for_challenge,
+                leaderboard_for_challenge,
                 challenge=challenges[n % len(challenges)],
                 limit=limit,
             )
@@ -424,9 +426,7 @@ def main() -> None:
     picks = list(entries.order_by("?").values_list("challenge_id", "end_user_id")[: options.reads])
     by_id = {c.id: c for c in challenges}
     calls = [
-        partial(
-            selectors.leaderboard_rank, challenge=by_id[challenge_id], end_user=EndUser(id=user_id)
-        )
+        partial(leaderboard_rank, challenge=by_id[challenge_id], end_user=EndUser(id=user_id))
         for challenge_id, user_id in picks
     ]
     measure("leaderboard_rank(random player)", calls)
@@ -451,7 +451,7 @@ def main() -> None:
         passed = rng.random() < 0.5
         rating = rng.randint(0, 10) if challenge.scoring_strategy == "highest_rating" else None
         verdict = Verdict(passed=passed, rating=rating, feedback="benchmark")
-        return lambda: services.attempt_record(
+        return lambda: attempt_record(
             challenge=challenge,
             end_user=player,
             verdict=verdict,
@@ -466,17 +466,17 @@ def main() -> None:
     board = challenges[1]
     explain(
         "leaderboard_for_challenge(limit=10)",
-        partial(selectors.leaderboard_for_challenge, challenge=board, limit=10),
+        partial(leaderboard_for_challenge, challenge=board, limit=10),
     )
     explain(
         "leaderboard_for_challenge(limit=100)",
-        partial(selectors.leaderboard_for_challenge, challenge=board, limit=100),
+        partial(leaderboard_for_challenge, challenge=board, limit=100),
     )
     middle = entries.filter(challenge=board).order_by("rank_value", "achieved_at", "id")
     middle_user = middle.values_list("end_user_id", flat=True)[middle.count() // 2]
     explain(
         "leaderboard_rank(player in the middle of the board), its count query",
-        partial(selectors.leaderboard_rank, challenge=board, end_user=EndUser(id=middle_user)),
+        partial(leaderboard_rank, challenge=board, end_user=EndUser(id=middle_user)),
     )
 
 

@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/phc_live_bench")
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/7")
 os.environ.setdefault("CHANNELS_PREFIX", "phc-live-bench")
-# The development SECRET_KEY default applies only with DEBUG or TESTING on.
-os.environ.setdefault("TESTING", "true")
+# A throwaway key: the bench signs nothing that outlives it.
+os.environ.setdefault("SECRET_KEY", "bench-only-not-secret")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 import django  # noqa: E402
@@ -46,8 +46,9 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from websockets.asyncio.client import connect  # noqa: E402
 
-from challenges import services  # noqa: E402
 from challenges.models import Challenge  # noqa: E402
+from challenges.services.attempts import attempt_record  # noqa: E402
+from challenges.services.challenges import challenge_create  # noqa: E402
 from judging.verdicts import Verdict  # noqa: E402
 from players.services import end_user_for_external_id, workspace_get_or_create  # noqa: E402
 
@@ -57,8 +58,10 @@ WORKSPACE = "Live benchmark"
 def serve(port: int, workers: int) -> subprocess.Popen:
     env = {
         **os.environ,
-        "TESTING": "false",
         "DEBUG": "false",
+        # Plain HTTP on loopback: no redirect to HTTPS.
+        "SECURE_SSL_REDIRECT": "false",
+        "SECURE_HSTS_SECONDS": "0",
         "SECRET_KEY": os.environ.get("SECRET_KEY", "bench-only-" + uuid.uuid4().hex),
         "SECURE_COOKIES": "false",
         "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
@@ -89,7 +92,7 @@ def stop(server: subprocess.Popen) -> None:
 
 def fresh_challenge() -> Challenge:
     workspace = workspace_get_or_create(name=WORKSPACE)
-    return services.challenge_create(
+    return challenge_create(
         workspace=workspace,
         user=None,
         name=f"Live bench {uuid.uuid4().hex[:8]}",
@@ -101,7 +104,7 @@ def fresh_challenge() -> Challenge:
 
 def record_a_win(challenge: Challenge, player: str) -> None:
     try:
-        services.attempt_record(
+        attempt_record(
             challenge=challenge,
             end_user=end_user_for_external_id(workspace=challenge.workspace, external_id=player),
             verdict=Verdict(True, "ok"),
