@@ -47,7 +47,9 @@ def everything(workspace, creator):
     secret = secret_create(workspace=workspace, name="vault", value=SECRET)
     secret_create(workspace=workspace, name="dify-app-key", value="app-Zq81kd02")
     bridge_key_create(workspace=workspace, name="dify prod")
-    challenge = make_challenge(workspace=workspace, secret_ref="vault", success_pattern="{{secret}}")
+    challenge = make_challenge(
+        workspace=workspace, secret_ref="vault", success_pattern="{{secret}}"
+    )
     attempt_record(
         challenge=challenge,
         end_user=make_end_user(workspace=workspace),
@@ -69,7 +71,9 @@ def test_it_answers_a_value_filter_the_same_whether_the_guess_is_right_or_wrong(
         wrong = client.get(url, {lookup: "Q" * 3})
         assert right.status_code == wrong.status_code == 400, lookup
         assert right.content == wrong.content, lookup
-    spans = client.get("/admin/challenges/challenge/", {"workspace__secrets__value__startswith": "z"})
+    spans = client.get(
+        "/admin/challenges/challenge/", {"workspace__secrets__value__startswith": "z"}
+    )
     assert spans.status_code == 400
 
 
