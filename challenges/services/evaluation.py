@@ -7,15 +7,14 @@ from django.utils import timezone
 
 from challenges.models import Challenge
 from challenges.services.secrets import fill_secret, secret_value_for
-from core.errors import ApplicationError
 from core.disguises import secret_shows_in
+from core.errors import ApplicationError
 from core.redaction import redact_secrets
 from judging.errors import JudgeConfigError
 from judging.llm_judge import judge_with_llm
 from judging.plugins import evaluate_with_plugin, score_with_plugin
 from judging.rules import evaluate_rule
 from judging.verdicts import Verdict
-
 
 ECHO_FEEDBACK = (
     "The reply only repeats the secret your prompt already contained; an echo does not count."
