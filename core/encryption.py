@@ -4,6 +4,7 @@ decrypts, so keys rotate by putting a new key first and re-encrypting
 (`manage.py rotatesecretkeys`) before the old one is dropped."""
 
 import base64
+import contextlib
 import hashlib
 from functools import lru_cache
 from typing import Any
@@ -34,7 +35,12 @@ def _keyring(materials: tuple[str, ...]) -> MultiFernet:
 
 def keyring() -> MultiFernet:
     materials = [key for key in settings.SECRET_ENCRYPTION_KEYS if key]
-    materials.append(_FALLBACK_PREFIX + settings.SECRET_KEY)
+    # Django refuses to hand out an empty SECRET_KEY; the keys above may still do.
+    with contextlib.suppress(ImproperlyConfigured):
+        materials.append(_FALLBACK_PREFIX + settings.SECRET_KEY)
+    if not materials:
+        # No key at all: refuse rather than encrypt with a key anyone could derive.
+        raise ImproperlyConfigured("Set SECRET_ENCRYPTION_KEYS (or SECRET_KEY) to store secrets.")
     return _keyring(tuple(dict.fromkeys(materials)))
 
 

@@ -4,7 +4,7 @@ on the column reveals nothing, and the keys rotate without losing a value."""
 from io import StringIO
 
 import pytest
-from django.core.exceptions import FieldError
+from django.core.exceptions import FieldError, ImproperlyConfigured
 from django.core.management import call_command
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
@@ -106,3 +106,13 @@ def test_it_encrypts_the_rows_written_before_the_migration(workspace):
     secret = Secret.objects.get(name="old")
     assert secret.value == SECRET
     assert SECRET not in raw_value(secret.pk)
+
+
+@pytest.mark.django_db
+def test_it_refuses_to_store_a_secret_without_any_key(settings, workspace):
+    settings.SECRET_ENCRYPTION_KEYS = []
+    settings.SECRET_KEY = ""
+    with pytest.raises(ImproperlyConfigured, match="SECRET_ENCRYPTION_KEYS"):
+        secret_create(workspace=workspace, name="vault", value=SECRET)
+    settings.SECRET_ENCRYPTION_KEYS = ["an operator's key"]
+    assert secret_create(workspace=workspace, name="vault", value=SECRET).value == SECRET
