@@ -271,6 +271,21 @@ class SecretAdmin(WorkspaceScopedAdmin):
     search_fields = ("name",)
     list_select_related = ("workspace",)
 
+    # Viewers do not see secrets at all: only owners and editors, who may replace them.
+    def get_queryset(self, request: HttpRequest):
+        queryset = super().get_queryset(request).defer("value")
+        if request.user.is_superuser:
+            return queryset
+        return queryset.filter(workspace__in=workspaces_for_user(user=request.user, writable=True))
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return super().has_module_permission(request) and can_write_any(request)
+
+    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+        if obj is None:
+            return self.has_module_permission(request)
+        return self.has_change_permission(request, obj)
+
     def get_fields(self, request: HttpRequest, obj=None):
         if obj is None:
             return ("workspace", "name", "new_value")

@@ -5,6 +5,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from core.encryption import EncryptedTextField
 from players.models import EndUser, Workspace
 
 
@@ -14,7 +15,7 @@ class Secret(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="secrets")
     name = models.CharField(max_length=100)
-    value = models.TextField()
+    value = EncryptedTextField()
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

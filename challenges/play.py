@@ -132,7 +132,7 @@ def attempt_play(
         logger.warning("Target failed for challenge %s: %s", challenge.id, exc)
         raise ApplicationError(TARGET_FAILED_MESSAGE, code="target_unavailable", status=502)
 
-    verdict = challenge_evaluate(challenge=challenge, output=reply.text)
+    verdict = challenge_evaluate(challenge=challenge, output=reply.text, prompt=prompt)
     custom_score = attempt_custom_score(
         challenge=challenge,
         verdict=verdict,

@@ -250,6 +250,9 @@ BRIDGE_RATE_LIMIT = env.str("BRIDGE_RATE_LIMIT", default="1200/m")
 # Encrypts the copy of each bridge key kept for Standard Webhooks signatures; empty means
 # derived from SECRET_KEY (rotating it then disables signed calls until keys are re-issued).
 BRIDGE_ENCRYPTION_KEY = env.str("BRIDGE_ENCRYPTION_KEY", default="")
+# Secret values at rest (core.encryption): comma-separated, the first encrypts, all decrypt;
+# empty means derived from SECRET_KEY. Rotate: new key first, `manage.py rotatesecretkeys`.
+SECRET_ENCRYPTION_KEYS = env.list("SECRET_ENCRYPTION_KEYS", default=[])
 
 # --- I18N, static -----------------------------------------------------------------
 LANGUAGE_CODE = "en-us"

@@ -1,21 +1,38 @@
 """Secret values never leave the server: every copy of a text or JSON value shown, stored
 or handed to a plugin has them replaced first."""
 
-import re
 from collections.abc import Iterable
 from typing import Any
+
+from core.disguises import secret_sightings
 
 REDACTED = "[redacted]"
 
 
 def redact_secrets(text: str, secrets: Iterable[str | None]) -> str:
-    """`text` with every occurrence of each secret, in any letter case, replaced."""
+    """`text` with each secret replaced wherever it shows: in any letter case or width
+    (the check's normalisation) and in the simple disguises of core.disguises."""
     if not text:
         return text
-    for secret in secrets:
-        if secret:
-            text = re.sub(re.escape(secret), REDACTED, text, flags=re.IGNORECASE)
-    return text
+    spans = sorted(
+        (sighting.start, sighting.end)
+        for secret in secrets
+        if secret
+        for sighting in secret_sightings(text, secret)
+    )
+    merged: list[list[int]] = []
+    for start, end in spans:
+        if merged and start < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    pieces = []
+    position = 0
+    for start, end in merged:
+        pieces += [text[position:start], REDACTED]
+        position = end
+    pieces.append(text[position:])
+    return "".join(pieces)
 
 
 def redact_secrets_in_json(value: Any, secrets: Iterable[str | None]) -> Any:

@@ -1,11 +1,13 @@
 """Rule evaluators: plain text in, plain verdict out."""
 
 import logging
-import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
 import re2
+
+# The check's normalisation (NFKC + casefold) is the one masking and the echo rule use.
+from core.disguises import normalise
 
 SUCCESS_TYPES = ("contains", "regex")
 
@@ -20,10 +22,6 @@ class PatternError(ValueError):
 class RuleVerdict:
     passed: bool
     reason: str
-
-
-def normalise(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).casefold()
 
 
 def _options() -> re2.Options:

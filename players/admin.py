@@ -8,8 +8,11 @@ workspace is all it takes. Superusers see and change everything.
 from typing import Any
 
 from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.db import models
+from django.db.models.constants import LOOKUP_SEP
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest, HttpResponseRedirect
 from django.urls import reverse
@@ -73,7 +76,45 @@ def limit_foreign_key(request: HttpRequest, db_field, kwargs: dict[str, Any]) ->
     return kwargs
 
 
-class WorkspaceScopedAdmin(admin.ModelAdmin):
+# Fields whose values are secrets, hashes of secrets or encrypted secrets, besides those
+# that say so themselves (core.encryption.EncryptedTextField has `holds_secret`).
+SECRET_FIELD_NAMES = frozenset({"password", "key_hash", "secret_encrypted", "secret", "token"})
+
+
+def field_holds_secret(field) -> bool:
+    return getattr(field, "holds_secret", False) or (
+        not field.is_relation and field.name in SECRET_FIELD_NAMES
+    )
+
+
+def lookup_touches_secret(model: type[models.Model], lookup: str) -> bool:
+    """Whether a query-string lookup (`workspace__secrets__value__startswith`) reaches a
+    secret field on its way, through any relation."""
+    for part in lookup.split(LOOKUP_SEP):
+        try:
+            field = model._meta.get_field(part)
+        except FieldDoesNotExist:
+            return False
+        if field_holds_secret(field):
+            return True
+        if not field.is_relation or field.related_model is None:
+            return False
+        model = field.related_model
+    return False
+
+
+class SecretLookupGuard:
+    """Refuse changelist filters on secret values: a filter's result count answers yes or
+    no to a guess, which recovers a secret one character at a time. Django answers a
+    refused lookup with 400, the same whether the guess was right or wrong."""
+
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
+        if lookup_touches_secret(self.model, lookup):
+            return False
+        return super().lookup_allowed(lookup, value, request)
+
+
+class WorkspaceScopedAdmin(SecretLookupGuard, admin.ModelAdmin):
     """Scope a model admin to the rows of the user's workspaces.
 
     `workspace_field` names the model's ForeignKey to Workspace (None for Workspace
@@ -272,7 +313,7 @@ class EndUserAdmin(WorkspaceScopedAdmin):
 
 
 @admin.register(PlayerProfile)
-class PlayerProfileAdmin(admin.ModelAdmin):
+class PlayerProfileAdmin(SecretLookupGuard, admin.ModelAdmin):
     list_display = ("account", "display_name", "notify_on_first_blood", "notify_on_record_beaten")
     search_fields = ("display_name", "account__email")
     raw_id_fields = ("account",)
@@ -291,3 +332,12 @@ class PlayerProfileAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
         return request.user.is_active and request.user.is_superuser
+
+
+# Django's own user admin, with the same guard on `password` (a hash, still an oracle).
+admin.site.unregister(get_user_model())
+
+
+@admin.register(get_user_model())
+class AccountAdmin(SecretLookupGuard, UserAdmin):
+    pass

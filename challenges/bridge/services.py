@@ -202,7 +202,10 @@ def bridge_challenge_evaluate(
         )
     secret = secret_value_for(challenge=challenge)
     verdict = challenge_evaluate(
-        challenge=challenge, output=output, variables=variables_masked(variables, hidden_names)
+        challenge=challenge,
+        output=output,
+        prompt=prompt,
+        variables=variables_masked(variables, hidden_names),
     )
     custom_score = None
     if end_user is not None:

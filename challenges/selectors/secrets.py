@@ -8,6 +8,9 @@ from players.selectors import workspaces_for_user
 
 
 def secrets_for_creator(*, user: AbstractBaseUser) -> QuerySet[Secret]:
-    return Secret.objects.filter(workspace__in=workspaces_for_user(user=user)).order_by(
-        "name", "id"
+    # Viewers do not see secrets at all, not even their names: only owners and editors.
+    return (
+        Secret.objects.filter(workspace__in=workspaces_for_user(user=user, writable=True))
+        .order_by("name", "id")
+        .defer("value")
     )

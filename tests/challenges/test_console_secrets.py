@@ -52,9 +52,10 @@ def test_it_hides_other_workspaces_secrets(outsider_api, workspace):
     assert secret.value == "x"
 
 
-def test_a_viewer_can_read_but_not_write(viewer_api, workspace):
+def test_a_viewer_can_neither_see_nor_write_secrets(viewer_api, workspace):
     secret = Secret.objects.create(workspace=workspace, name="flag", value="x")
-    assert viewer_api.get(f"{URL}/{secret.id}").status_code == 200
-    assert viewer_api.patch(f"{URL}/{secret.id}", {"value": "y"}, format="json").status_code == 403
-    assert viewer_api.delete(f"{URL}/{secret.id}").status_code == 403
+    assert viewer_api.get(URL).json()["count"] == 0
+    assert viewer_api.get(f"{URL}/{secret.id}").status_code == 404
+    assert viewer_api.patch(f"{URL}/{secret.id}", {"value": "y"}, format="json").status_code == 404
+    assert viewer_api.delete(f"{URL}/{secret.id}").status_code == 404
     assert viewer_api.post(URL, {"name": "n", "value": "v"}, format="json").status_code == 403

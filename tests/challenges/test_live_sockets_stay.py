@@ -19,7 +19,7 @@ from django.db import connection
 from websockets.asyncio.client import connect
 from websockets.protocol import State
 
-from challenges.services import attempt_record
+from challenges.services.attempts import attempt_record
 from judging.verdicts import Verdict
 from tests.conftest import redis_up, require_service, subprocess_database_url
 from tests.factories import make_challenge, make_end_user, make_workspace

@@ -8,6 +8,7 @@ function in DEMO_STEPS; add a step there to extend the demo.
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -31,19 +32,14 @@ CREATOR_PASSWORD = "demo-creator-pass-1"
 PLAYER_EMAIL = "demo-player@example.com"
 PLAYER_PASSWORD = "demo-player-pass-1"
 
-# Secret values are drawn once, on the first run, so nobody can read them from the code.
-SECRET_WORDS = (
-    "PINEAPPLE",
-    "LIGHTHOUSE",
-    "MARMALADE",
-    "SNOWDRIFT",
-    "BUTTERFLY",
-    "TOMBSTONE",
-    "WATERFALL",
-    "PEPPERMINT",
-    "AVALANCHE",
-    "HONEYCOMB",
-)
+# Secret values are drawn once per install, on the first run, from thousands of words, so
+# nobody can read them from the code or guess them from a short list.
+WORD_LIST = Path(__file__).resolve().parents[2] / "data" / "words.txt"
+
+
+def secret_words() -> list[str]:
+    lines = WORD_LIST.read_text(encoding="utf-8").splitlines()
+    return [line.strip().upper() for line in lines if line.strip() and not line.startswith("#")]
 
 
 @dataclass
@@ -111,7 +107,7 @@ def demo_player() -> tuple[AbstractBaseUser, bool]:
 def demo_secret(ctx: DemoContext, *, name: str) -> Secret:
     secret = Secret.objects.filter(workspace=ctx.workspace, name=name).first()
     if secret is None:
-        value = secrets.choice(SECRET_WORDS)
+        value = secrets.choice(secret_words())
         secret = secret_create(workspace=ctx.workspace, name=name, value=value)
         ctx.note(f"secret {name}", was_created=True)
     else:
