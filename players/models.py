@@ -50,7 +50,8 @@ class Membership(models.Model):
 
 
 class ApiToken(models.Model):
-    """A bearer token for the console and web APIs; only its SHA-256 is stored."""
+    """A bearer token for the console and web APIs; only its SHA-256 is stored. Revoking
+    one deletes it."""
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
@@ -60,7 +61,7 @@ class ApiToken(models.Model):
     name = models.CharField(max_length=100, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
-    expires_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField()
 
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.user})"

@@ -2,9 +2,10 @@ import uuid
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from core.errors import ApplicationError
-from players.models import EndUser, Membership, PlayerProfile, Workspace
+from players.models import ApiToken, EndUser, Membership, PlayerProfile, Workspace
 
 
 def workspaces_for_user(*, user: AbstractBaseUser, writable: bool = False) -> QuerySet[Workspace]:
@@ -89,6 +90,13 @@ def end_user_of_account(*, workspace_id, account: AbstractBaseUser) -> EndUser |
     if not account.is_authenticated:
         return None
     return EndUser.objects.filter(workspace_id=workspace_id, account=account).first()
+
+
+def tokens_for_account(*, account: AbstractBaseUser) -> QuerySet[ApiToken]:
+    """The account's API tokens that still work, newest first."""
+    return ApiToken.objects.filter(user=account, expires_at__gt=timezone.now()).order_by(
+        "-created_at", "-id"
+    )
 
 
 def profile_for_account(*, account: AbstractBaseUser) -> PlayerProfile:
