@@ -12,7 +12,15 @@ from django.utils import timezone
 
 from core.errors import ApplicationError, NotFoundError
 from core.slugs import unique_slug
-from players.models import ApiToken, EndUser, Membership, PlayerProfile, Workspace
+from players.models import (
+    ACCOUNT_EXTERNAL_ID_PREFIX,
+    ApiToken,
+    EndUser,
+    Membership,
+    PlayerProfile,
+    Workspace,
+)
+from players.validators import validate_display_name
 
 TOKEN_PREFIX = "phc_"
 
@@ -124,7 +132,7 @@ def end_user_for_account(*, workspace: Workspace, account: AbstractBaseUser) -> 
         with transaction.atomic():
             return EndUser.objects.create(
                 workspace=workspace,
-                external_id=f"account:{account.pk}",
+                external_id=f"{ACCOUNT_EXTERNAL_ID_PREFIX}{account.pk}",
                 account=account,
                 display_name=profile.display_name if profile else "",
             )
@@ -136,6 +144,12 @@ def end_user_for_external_id(*, workspace: Workspace, external_id: str) -> EndUs
     external_id = external_id.strip()[:255]
     if not external_id:
         raise ApplicationError("'user' must not be empty.", fields={"user": ["Required."]})
+    if external_id.startswith(ACCOUNT_EXTERNAL_ID_PREFIX):
+        # That id names a site account's player; a Dify user must not play as one.
+        raise ApplicationError(
+            f"'user' must not start with '{ACCOUNT_EXTERNAL_ID_PREFIX}'.",
+            fields={"user": [f"Reserved prefix '{ACCOUNT_EXTERNAL_ID_PREFIX}'."]},
+        )
     end_user, _ = EndUser.objects.get_or_create(workspace=workspace, external_id=external_id)
     return end_user
 
@@ -151,6 +165,11 @@ def _clean_display_name(value: str, errors: dict[str, list[str]]) -> str:
         errors["display_name"] = ["Enter a display name."]
     elif len(value) > _DISPLAY_NAME_MAX:
         errors["display_name"] = [f"Use at most {_DISPLAY_NAME_MAX} characters."]
+    else:
+        try:
+            validate_display_name(value)
+        except ValidationError as error:
+            errors["display_name"] = error.messages
     return value
 
 

@@ -6,7 +6,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from challenges.api.console import WORKSPACE_FILTER, ConsoleApi, workspace_filter
-from challenges.api.serializers import PublicChallengeSerializer, StrictSerializer
+from challenges.api.serializers import (
+    PLAYER_SOURCE_HELP,
+    PublicChallengeSerializer,
+    StrictSerializer,
+)
 from challenges.models import ChallengeCollection
 from challenges.selectors.collections import (
     collections_for_creator,
@@ -110,6 +114,7 @@ class PublicCollectionDetailSerializer(PublicCollectionSerializer):
 class CollectionStandingSerializer(serializers.Serializer):
     rank = serializers.IntegerField()
     player = serializers.CharField()
+    source = serializers.CharField(help_text=PLAYER_SOURCE_HELP)
     end_user_id = serializers.CharField()
     solved = serializers.IntegerField()
     value = serializers.FloatField(allow_null=True)
