@@ -20,6 +20,8 @@ _BIDI_CONTROLS = frozenset(
 # Letters, digits, punctuation and symbols are visible; separators, controls, format
 # characters and marks on their own are not.
 _VISIBLE_CATEGORIES = ("L", "N", "P", "S")
+# Letters and symbols that draw nothing: the braille blank and the Hangul fillers.
+_BLANK_LOOKING = frozenset("\u2800\u3164\u115f\u1160\uffa0")
 _ENDS_WITH_MARKER = re.compile(rf"(?:^|[\W_]){DIFY_MARKER.casefold()}\W*$")
 
 
@@ -31,7 +33,10 @@ def validate_display_name(value: str) -> None:
         )
     if any(unicodedata.category(char) == "Cc" for char in value if char not in " \t\n\r"):
         raise ValidationError("Remove the control characters.", code="control_character")
-    if not any(unicodedata.category(char)[0] in _VISIBLE_CATEGORIES for char in value):
+    if not any(
+        unicodedata.category(char)[0] in _VISIBLE_CATEGORIES and char not in _BLANK_LOOKING
+        for char in value
+    ):
         raise ValidationError(
             "Use at least one visible letter, digit or symbol.", code="invisible_name"
         )
