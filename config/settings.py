@@ -164,7 +164,12 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+    # Not a rule: Django calls it whenever a password is set and saved (pages, admin,
+    # commands, services), which is where API tokens are revoked.
+    {"NAME": "players.authentication.RevokeApiTokensOnPasswordChange"},
 ]
+# Bearer tokens from the login APIs stop working this many days after they are issued.
+API_TOKEN_TTL_DAYS = env.int("API_TOKEN_TTL_DAYS", default=30)
 LOGIN_REDIRECT_URL = "/"
 ACCOUNT_LOGIN_METHODS = {"email"}
 ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]

@@ -1,11 +1,19 @@
 from django.contrib import admin
 from django.http import JsonResponse
-from django.urls import include, path
+from django.urls import include, path, re_path
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 
 def health(request):
     return JsonResponse({"status": "ok"})
+
+
+@csrf_exempt
+def api_not_found(request, path: str = ""):
+    # API clients get the JSON error shape for a path no route knows, not the HTML page.
+    body = {"error": {"code": "not_found", "message": "No such API path.", "fields": {}}}
+    return JsonResponse(body, status=404)
 
 
 urlpatterns = [
@@ -21,4 +29,6 @@ urlpatterns = [
     path("health", health),
     path("profile/", include("players.urls_pages")),
     path("", include("challenges.urls_pages")),
+    # Last, so it only catches what no route knows: the API prefixes answer a JSON 404.
+    re_path(r"^(?:console/api|web/api|bridge|api)(?:/(?P<path>.*))?$", api_not_found),
 ]

@@ -1,12 +1,11 @@
 from django.conf import settings
-from django.contrib.auth import authenticate
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.errors import ApplicationError
 from core.ratelimit import client_ip, parse_rate, rate_limit_hit
+from players.auth_flows import creator_authenticate
 from players.services import token_issue
 
 
@@ -32,12 +31,9 @@ class ConsoleLoginApi(APIView):
         )
         data = ConsoleLoginSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        email = data.validated_data["email"].lower()
-        user = authenticate(request, email=email, password=data.validated_data["password"])
-        if user is None or not user.is_active or not user.is_staff:
-            raise ApplicationError(
-                "Wrong email or password, or the account is not a creator.",
-                code="invalid_credentials",
-                status=401,
-            )
+        user = creator_authenticate(
+            request=request._request,
+            email=data.validated_data["email"].lower(),
+            password=data.validated_data["password"],
+        )
         return Response({"access_token": token_issue(user=user, name="console")})

@@ -1,5 +1,6 @@
 """The players' auth and profile API under /web/api/ (SPEC §5)."""
 
+from django.contrib.auth import logout
 from django.contrib.auth.models import AbstractBaseUser
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -8,8 +9,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from players import auth_flows
+from players.models import ApiToken
 from players.selectors import profile_for_account
-from players.services import profile_update, token_issue
+from players.services import profile_update, token_issue, token_revoke
 
 _PASSWORD_MAX = 200
 
@@ -131,6 +133,20 @@ class LoginCodeVerifyApi(_PublicApi):
         data.is_valid(raise_exception=True)
         account = auth_flows.login_code_verify(request=request._request, **data.validated_data)
         return _auth_response(account)
+
+
+class LogoutApi(APIView):
+    """Revoke the bearer token the request came with (a session is logged out instead)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={204: None})
+    def post(self, request):
+        if isinstance(request.auth, ApiToken):
+            token_revoke(user=request.user, token_id=request.auth.pk)
+        else:
+            logout(request._request)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class MeApi(APIView):

@@ -30,6 +30,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.cache import cache
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import HttpRequest
 from django.urls import reverse
@@ -244,6 +245,27 @@ def account_login(*, request: HttpRequest, email: str, password: str) -> Abstrac
     if logged_in is None:
         raise _verification_required()
     return logged_in
+
+
+def creator_authenticate(*, request: HttpRequest, email: str, password: str) -> AbstractBaseUser:
+    """Check a creator's console credentials under the web login's failed-login limits.
+
+    allauth's adapter counts failures per address and per account (`login_failed`), so a
+    password guessed from many addresses is refused once the account's allowance is spent.
+    """
+    try:
+        user = get_adapter(request).authenticate(request, email=email, password=password)
+    except ValidationError as error:
+        if error.code == "too_many_login_attempts":
+            raise _rate_limited(_window_seconds("login_failed")) from None
+        raise
+    if user is None or not user.is_active or not user.is_staff:
+        raise ApplicationError(
+            "Wrong email or password, or the account is not a creator.",
+            code="invalid_credentials",
+            status=401,
+        )
+    return user
 
 
 def _pending_code_key(email: str) -> str:

@@ -3,6 +3,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.http import HttpRequest
 
 from players.models import PlayerProfile
+from players.validators import validate_display_name
 
 
 class SignupDetailsForm(forms.Form):
@@ -14,6 +15,7 @@ class SignupDetailsForm(forms.Form):
         label="Display name",
         max_length=PlayerProfile._meta.get_field("display_name").max_length,
         help_text="Shown on leaderboards.",
+        validators=[validate_display_name],
     )
 
     def signup(self, request: HttpRequest, user: AbstractBaseUser) -> None:
@@ -24,7 +26,8 @@ class SignupDetailsForm(forms.Form):
 
 class ProfileForm(forms.Form):
     display_name = forms.CharField(
-        max_length=PlayerProfile._meta.get_field("display_name").max_length
+        max_length=PlayerProfile._meta.get_field("display_name").max_length,
+        validators=[validate_display_name],
     )
     # A plain text field: the https-only rule lives in the service, shared with the API.
     avatar_url = forms.CharField(label="Avatar URL (https)", max_length=200, required=False)

@@ -4,6 +4,11 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from players.validators import printable_name, validate_display_name
+
+# A site account's player in a workspace is the EndUser with this external id + account pk.
+ACCOUNT_EXTERNAL_ID_PREFIX = "account:"
+
 
 class Workspace(models.Model):
     """The seed's tenant: every creator-owned row carries one."""
@@ -50,7 +55,8 @@ class Membership(models.Model):
 
 
 class ApiToken(models.Model):
-    """A bearer token for the console and web APIs; only its SHA-256 is stored."""
+    """A bearer token for the console and web APIs; only its SHA-256 is stored. Revoking
+    one deletes it."""
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
@@ -60,7 +66,7 @@ class ApiToken(models.Model):
     name = models.CharField(max_length=100, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
-    expires_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField()
 
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.user})"
@@ -79,7 +85,7 @@ class EndUser(models.Model):
         blank=True,
         related_name="end_users",
     )
-    display_name = models.CharField(max_length=150, blank=True)
+    display_name = models.CharField(max_length=150, blank=True, validators=[validate_display_name])
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -98,15 +104,21 @@ class EndUser(models.Model):
         return self.display_name or self.external_id
 
     @property
+    def source(self) -> str:
+        """ "site" for a site account's player, "dify" for a `user` sent through the bridge."""
+        return "site" if self.external_id.startswith(ACCOUNT_EXTERNAL_ID_PREFIX) else "dify"
+
+    @property
     def public_name(self) -> str:
         if self.display_name:
             return self.display_name
-        if self.external_id.startswith("account:"):
-            return f"player-{self.external_id.removeprefix('account:')}"
-        local, at, domain = self.external_id.partition("@")
+        if self.source == "site":
+            return f"player-{self.external_id.removeprefix(ACCOUNT_EXTERNAL_ID_PREFIX)}"
+        shown = printable_name(self.external_id)
+        local, at, domain = shown.partition("@")
         if at:  # a Dify user id that is an email address is not shown in public
             return f"{local[:2]}…@{domain}"[:40]
-        return self.external_id[:40]
+        return shown[:40] or "dify-user"
 
 
 class PlayerProfile(models.Model):
@@ -116,7 +128,7 @@ class PlayerProfile(models.Model):
         primary_key=True,
         related_name="player_profile",
     )
-    display_name = models.CharField(max_length=150, blank=True)
+    display_name = models.CharField(max_length=150, blank=True, validators=[validate_display_name])
     avatar_url = models.URLField(blank=True)
     notify_on_first_blood = models.BooleanField(default=True)
     notify_on_record_beaten = models.BooleanField(default=True)

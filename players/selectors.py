@@ -2,9 +2,10 @@ import uuid
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from core.errors import ApplicationError
-from players.models import EndUser, Membership, PlayerProfile, Workspace
+from players.models import ApiToken, EndUser, Membership, PlayerProfile, Workspace
 
 
 def workspaces_for_user(*, user: AbstractBaseUser, writable: bool = False) -> QuerySet[Workspace]:
@@ -65,11 +66,37 @@ def workspace_for_write(*, user: AbstractBaseUser, requested: str | None) -> Wor
     )
 
 
+def workspace_for_read(*, user: AbstractBaseUser, requested: str) -> Workspace:
+    """The workspace a console list is filtered to (id or slug); 404 unless the caller is a
+    member, so a filter is never silently ignored."""
+    readable = workspaces_for_user(user=user)
+    try:
+        match = readable.filter(id=uuid.UUID(requested))
+    except ValueError:
+        match = readable.filter(slug=requested)
+    workspace = match.first()
+    if workspace is None:
+        raise ApplicationError(
+            "No workspace of yours has that id or slug.",
+            code="not_found",
+            status=404,
+            fields={"workspace": ["Unknown workspace, or you are not a member of it."]},
+        )
+    return workspace
+
+
 def end_user_of_account(*, workspace_id, account: AbstractBaseUser) -> EndUser | None:
     """The logged-in player's identity in a workspace, if they have played there."""
     if not account.is_authenticated:
         return None
     return EndUser.objects.filter(workspace_id=workspace_id, account=account).first()
+
+
+def tokens_for_account(*, account: AbstractBaseUser) -> QuerySet[ApiToken]:
+    """The account's API tokens that still work, newest first."""
+    return ApiToken.objects.filter(user=account, expires_at__gt=timezone.now()).order_by(
+        "-created_at", "-id"
+    )
 
 
 def profile_for_account(*, account: AbstractBaseUser) -> PlayerProfile:

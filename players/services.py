@@ -1,6 +1,8 @@
 import hashlib
 import secrets
+from datetime import timedelta
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
@@ -8,9 +10,17 @@ from django.core.validators import URLValidator
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from core.errors import ApplicationError
+from core.errors import ApplicationError, NotFoundError
 from core.slugs import unique_slug
-from players.models import ApiToken, EndUser, Membership, PlayerProfile, Workspace
+from players.models import (
+    ACCOUNT_EXTERNAL_ID_PREFIX,
+    ApiToken,
+    EndUser,
+    Membership,
+    PlayerProfile,
+    Workspace,
+)
+from players.validators import validate_display_name
 
 TOKEN_PREFIX = "phc_"
 
@@ -20,23 +30,47 @@ def hash_token(raw: str) -> str:
 
 
 def token_issue(*, user: AbstractBaseUser, name: str = "") -> str:
-    """Create an API token and return its only plain copy."""
+    """Create an API token and return its only plain copy; the user's expired ones go."""
+    now = timezone.now()
     raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    ApiToken.objects.create(user=user, key_hash=hash_token(raw), prefix=raw[:10], name=name)
+    with transaction.atomic():
+        ApiToken.objects.filter(user=user, expires_at__lte=now).delete()
+        ApiToken.objects.create(
+            user=user,
+            key_hash=hash_token(raw),
+            prefix=raw[:10],
+            name=name,
+            expires_at=now + timedelta(days=settings.API_TOKEN_TTL_DAYS),
+        )
     return raw
 
 
-def token_authenticate(*, raw: str) -> AbstractBaseUser | None:
+def token_authenticate(*, raw: str) -> ApiToken | None:
+    """The live token `raw` is the plain copy of, with its user; None when unknown,
+    expired or revoked, or when its user is inactive."""
     token = ApiToken.objects.select_related("user").filter(key_hash=hash_token(raw)).first()
     if token is None or not token.user.is_active:
         return None
     now = timezone.now()
-    if token.expires_at and token.expires_at <= now:
+    if token.expires_at <= now:
         return None
     # One write a minute at most, so a busy token does not write on every request.
     if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
-    return token.user
+    return token
+
+
+def token_revoke(*, user: AbstractBaseUser, token_id: int) -> None:
+    """Revoke one of the user's tokens; another user's token reads as unknown (404)."""
+    deleted, _ = ApiToken.objects.filter(user=user, pk=token_id).delete()
+    if not deleted:
+        raise NotFoundError("No such token of yours.")
+
+
+def tokens_revoke_all(*, user: AbstractBaseUser) -> int:
+    """Revoke every token of the user (their password changed); returns how many."""
+    deleted, _ = ApiToken.objects.filter(user=user).delete()
+    return deleted
 
 
 def workspace_get_or_create(*, name: str) -> Workspace:
@@ -98,7 +132,7 @@ def end_user_for_account(*, workspace: Workspace, account: AbstractBaseUser) -> 
         with transaction.atomic():
             return EndUser.objects.create(
                 workspace=workspace,
-                external_id=f"account:{account.pk}",
+                external_id=f"{ACCOUNT_EXTERNAL_ID_PREFIX}{account.pk}",
                 account=account,
                 display_name=profile.display_name if profile else "",
             )
@@ -110,6 +144,12 @@ def end_user_for_external_id(*, workspace: Workspace, external_id: str) -> EndUs
     external_id = external_id.strip()[:255]
     if not external_id:
         raise ApplicationError("'user' must not be empty.", fields={"user": ["Required."]})
+    if external_id.startswith(ACCOUNT_EXTERNAL_ID_PREFIX):
+        # That id names a site account's player; a Dify user must not play as one.
+        raise ApplicationError(
+            f"'user' must not start with '{ACCOUNT_EXTERNAL_ID_PREFIX}'.",
+            fields={"user": [f"Reserved prefix '{ACCOUNT_EXTERNAL_ID_PREFIX}'."]},
+        )
     end_user, _ = EndUser.objects.get_or_create(workspace=workspace, external_id=external_id)
     return end_user
 
@@ -125,6 +165,11 @@ def _clean_display_name(value: str, errors: dict[str, list[str]]) -> str:
         errors["display_name"] = ["Enter a display name."]
     elif len(value) > _DISPLAY_NAME_MAX:
         errors["display_name"] = [f"Use at most {_DISPLAY_NAME_MAX} characters."]
+    else:
+        try:
+            validate_display_name(value)
+        except ValidationError as error:
+            errors["display_name"] = error.messages
     return value
 
 

@@ -4,6 +4,7 @@ from players.api_web import (
     LoginApi,
     LoginCodeSendApi,
     LoginCodeVerifyApi,
+    LogoutApi,
     MeApi,
     MeProfileApi,
     RegisterApi,
@@ -14,6 +15,7 @@ urlpatterns = [
     path("login", LoginApi.as_view(), name="web-login"),
     path("login/email-code/send", LoginCodeSendApi.as_view(), name="web-login-code-send"),
     path("login/email-code/verify", LoginCodeVerifyApi.as_view(), name="web-login-code-verify"),
+    path("logout", LogoutApi.as_view(), name="web-logout"),
     path("me", MeApi.as_view(), name="web-me"),
     path("me/profile", MeProfileApi.as_view(), name="web-me-profile"),
 ]

@@ -1,14 +1,14 @@
 """Bridge keys under /console/api/bridge-keys: list, create (the key is shown once), revoke."""
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from challenges.api.console import ConsoleApi
+from challenges.api.console import WORKSPACE_FILTER, ConsoleApi, workspace_filter
 from challenges.bridge.selectors import bridge_keys_for_creator
 from challenges.models import BridgeKey
 from challenges.services.bridge_keys import bridge_key_create, bridge_key_revoke
-from core.api import object_or_404, paginated_response, uuid_or_404
+from core.api import object_or_404, paginated_response
 from players.selectors import workspace_for_write, workspace_require_write
 
 
@@ -32,13 +32,13 @@ class BridgeKeyCreatedSerializer(BridgeKeyOutputSerializer):
 
 class BridgeKeyListCreateApi(ConsoleApi):
     @extend_schema(
-        parameters=[OpenApiParameter("workspace", str, description="Workspace id")],
+        parameters=[WORKSPACE_FILTER],
         responses=BridgeKeyOutputSerializer(many=True),
     )
     def get(self, request):
-        workspace = request.query_params.get("workspace")
+        workspace = workspace_filter(request)
         keys = bridge_keys_for_creator(
-            user=request.user, workspace_id=uuid_or_404(workspace) if workspace else None
+            user=request.user, workspace_id=workspace.id if workspace else None
         )
         return paginated_response(request, self, keys, BridgeKeyOutputSerializer)
 

@@ -5,8 +5,12 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from challenges.api.console import ConsoleApi
-from challenges.api.serializers import PublicChallengeSerializer, StrictSerializer
+from challenges.api.console import WORKSPACE_FILTER, ConsoleApi, workspace_filter
+from challenges.api.serializers import (
+    PLAYER_SOURCE_HELP,
+    PublicChallengeSerializer,
+    StrictSerializer,
+)
 from challenges.models import ChallengeCollection
 from challenges.selectors.collections import (
     collections_for_creator,
@@ -22,7 +26,7 @@ from challenges.services.collections import (
     collection_set_challenges,
     collection_update,
 )
-from core.api import leaderboard_limit, object_or_404, paginated_response, uuid_or_404
+from core.api import leaderboard_limit, object_or_404, paginated_response
 from core.errors import ApplicationError
 from players.selectors import workspace_for_write, workspace_require_write
 
@@ -110,6 +114,7 @@ class PublicCollectionDetailSerializer(PublicCollectionSerializer):
 class CollectionStandingSerializer(serializers.Serializer):
     rank = serializers.IntegerField()
     player = serializers.CharField()
+    source = serializers.CharField(help_text=PLAYER_SOURCE_HELP)
     end_user_id = serializers.CharField()
     solved = serializers.IntegerField()
     value = serializers.FloatField(allow_null=True)
@@ -138,16 +143,16 @@ class CollectionListCreateApi(ConsoleApi):
     @extend_schema(
         parameters=[
             OpenApiParameter("app_id", str),
-            OpenApiParameter("workspace", str, description="Workspace id"),
+            WORKSPACE_FILTER,
         ],
         responses=CollectionOutputSerializer(many=True),
     )
     def get(self, request):
-        workspace = request.query_params.get("workspace")
+        workspace = workspace_filter(request)
         found = collections_for_creator(
             user=request.user,
             app_id=request.query_params.get("app_id") or None,
-            workspace_id=uuid_or_404(workspace) if workspace else None,
+            workspace_id=workspace.id if workspace else None,
         )
         return paginated_response(request, self, found, CollectionOutputSerializer)
 

@@ -24,27 +24,41 @@ from challenges.services.challenges import challenge_create, challenge_delete, c
 from challenges.services.secrets import secret_create, secret_delete, secret_update
 from core.api import object_or_404, paginated_response, uuid_or_404
 from core.errors import ApplicationError
-from players.selectors import workspace_for_write, workspace_require_write
+from players.models import Workspace
+from players.selectors import workspace_for_read, workspace_for_write, workspace_require_write
 
 
 class ConsoleApi(APIView):
     permission_classes = [IsAuthenticated]
 
 
+WORKSPACE_FILTER = OpenApiParameter(
+    "workspace", str, description="Only this workspace (id or slug); 404 if not yours"
+)
+
+
+def workspace_filter(request) -> Workspace | None:
+    """The `?workspace=` a console list is narrowed to, or None when not given."""
+    requested = request.query_params.get("workspace")
+    if not requested:
+        return None
+    return workspace_for_read(user=request.user, requested=requested)
+
+
 class ChallengeListCreateApi(ConsoleApi):
     @extend_schema(
         parameters=[
             OpenApiParameter("app_id", str),
-            OpenApiParameter("workspace", str, description="Workspace id"),
+            WORKSPACE_FILTER,
         ],
         responses=ChallengeOutputSerializer(many=True),
     )
     def get(self, request):
-        workspace = request.query_params.get("workspace")
+        workspace = workspace_filter(request)
         challenges = challenges_for_creator(
             user=request.user,
             app_id=request.query_params.get("app_id") or None,
-            workspace_id=uuid_or_404(workspace) if workspace else None,
+            workspace_id=workspace.id if workspace else None,
         )
         return paginated_response(request, self, challenges, ChallengeOutputSerializer)
 
@@ -150,11 +164,13 @@ class ChallengeAttemptListApi(ConsoleApi):
 
 
 class SecretListCreateApi(ConsoleApi):
-    @extend_schema(responses=SecretOutputSerializer(many=True))
+    @extend_schema(parameters=[WORKSPACE_FILTER], responses=SecretOutputSerializer(many=True))
     def get(self, request):
-        return paginated_response(
-            request, self, secrets_for_creator(user=request.user), SecretOutputSerializer
+        workspace = workspace_filter(request)
+        secrets = secrets_for_creator(
+            user=request.user, workspace_id=workspace.id if workspace else None
         )
+        return paginated_response(request, self, secrets, SecretOutputSerializer)
 
     @extend_schema(request=SecretCreateSerializer, responses={201: SecretOutputSerializer})
     def post(self, request):

@@ -155,9 +155,15 @@ class PublicChallengeSerializer(serializers.ModelSerializer):
         return challenge.is_open()
 
 
+PLAYER_SOURCE_HELP = (
+    "site: a site account; dify: a Dify end user sent through the bridge (boards mark these)"
+)
+
+
 class LeaderboardRowSerializer(serializers.Serializer):
     rank = serializers.IntegerField()
     player = serializers.CharField()
+    source = serializers.CharField(help_text=PLAYER_SOURCE_HELP)
     end_user_id = serializers.CharField()
     score = serializers.FloatField(allow_null=True)
     judge_rating = serializers.IntegerField(allow_null=True)

@@ -11,6 +11,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from challenges.api.serializers import StrictSerializer
 from challenges.bridge import services
 from challenges.bridge.auth import BridgeKeyAuthentication
 from challenges.models import BridgeKey
@@ -73,7 +74,7 @@ class BridgeApi(APIView):
         return Response(result.body, headers=headers)
 
 
-class InlineRuleSerializer(serializers.Serializer):
+class InlineRuleSerializer(StrictSerializer):
     # Plain text checked by the service: a second choice set named success_type would
     # clash with the console's in the OpenAPI schema.
     success_type = serializers.CharField(max_length=20, help_text="contains or regex")
@@ -81,7 +82,7 @@ class InlineRuleSerializer(serializers.Serializer):
     scoring_strategy = serializers.CharField(max_length=20, required=False, allow_blank=True)
 
 
-class ChallengeEvaluatorInputSerializer(serializers.Serializer):
+class ChallengeEvaluatorInputSerializer(StrictSerializer):
     challenge_id = serializers.CharField(max_length=100, required=False, allow_blank=True)
     inline = InlineRuleSerializer(required=False)
     success_type = serializers.CharField(
@@ -181,7 +182,7 @@ class _JudgeWholeNumber(_JudgeSetting):
     pass
 
 
-class JudgingLlmInputSerializer(serializers.Serializer):
+class JudgingLlmInputSerializer(StrictSerializer):
     goal = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=20_000)
     response = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)
     hints = serializers.CharField(

@@ -102,6 +102,7 @@ def collection_progress(
 class CollectionStandingRow:
     rank: int
     player: str
+    source: str  # "site" or "dify", as on a challenge's board
     end_user_id: str
     solved: int
     value: float | None
@@ -193,16 +194,23 @@ def leaderboard_for_collection(
         .annotate(value=value)
         .order_by(*ordering, F("last_achieved_at").asc(), "end_user_id")[:limit]
     )
+    players = [
+        EndUser(
+            display_name=row["end_user__display_name"], external_id=row["end_user__external_id"]
+        )
+        for row in rows
+    ]
     entries = [
         CollectionStandingRow(
             rank=position,
-            player=_public_name(row["end_user__display_name"], row["end_user__external_id"]),
+            player=player.public_name,
+            source=player.source,
             end_user_id=str(row["end_user_id"]),
             solved=row["solved"],
             value=None if row["value"] is None else float(row["value"]),
             last_achieved_at=row["last_achieved_at"],
         )
-        for position, row in enumerate(rows, start=1)
+        for position, (row, player) in enumerate(zip(rows, players, strict=True), start=1)
     ]
     return CollectionLeaderboard(
         collection_id=collection.id,
@@ -212,7 +220,3 @@ def leaderboard_for_collection(
         limit=limit,
         entries=entries,
     )
-
-
-def _public_name(display_name: str, external_id: str) -> str:
-    return EndUser(display_name=display_name, external_id=external_id).public_name

@@ -15,6 +15,8 @@ from players.models import EndUser
 class LeaderboardRow:
     rank: int
     player: str
+    # "site" or "dify": boards mark bridge players from this, never from the name's text.
+    source: str
     end_user_id: str
     score: float | None
     judge_rating: int | None
@@ -46,6 +48,7 @@ def leaderboard_for_challenge(*, challenge: Challenge, limit: int) -> list[Leade
         LeaderboardRow(
             rank=position,
             player=entry.end_user.public_name,
+            source=entry.end_user.source,
             end_user_id=str(entry.end_user_id),
             score=entry.score,
             judge_rating=entry.judge_rating,
@@ -69,6 +72,7 @@ def leaderboard_standings(*, challenge: Challenge) -> dict[str, Any]:
             {
                 "rank": row.rank,
                 "player": row.player,
+                "source": row.source,
                 "end_user_id": row.end_user_id,
                 "score": row.score,
                 "judge_rating": row.judge_rating,
