@@ -4,11 +4,13 @@ A challenge names a plugin by its entry point name (`evaluator_plugin_id`) or by
 entry point's value (`evaluator_entrypoint`, 'pkg.module:Class'); either way only entry
 points registered in our groups can run, never an import path a creator typed.
 
-Each call runs in a fresh process (judging/sandbox_worker.py under `python -I`) with a
-wall-clock timeout, an address-space ceiling (RLIMIT_AS), a CPU ceiling, no network
-(sockets disabled in Python, plus an empty network namespace via `unshare -n` where the
-host allows it) and an environment holding no settings or secrets. A plugin that
-fails, hangs or overruns gives a non-pass with a generic reason and one log line.
+Each call runs in a fresh bubblewrap (`bwrap`) sandbox: new user, PID, network, IPC and
+UTS namespaces; a file system of read-only binds of only the interpreter, the standard
+library, site-packages and the plugin's own editable sources, plus an empty private
+/tmp; a clean environment; the worker (judging/sandbox_worker.py) runs as nobody with
+RLIMIT_AS, RLIMIT_CPU and RLIMIT_NPROC set before any plugin code loads; the whole
+sandbox dies at the timeout. Where bubblewrap cannot start, no plugin runs. A plugin
+that fails, hangs or overruns gives a non-pass with a generic reason and one log line.
 """
 
 import ast
@@ -190,6 +192,7 @@ def plugin_variables(
 @dataclass(frozen=True)
 class SandboxOutcome:
     # ok | timeout | memory | network | error | crashed | bad_result | not_found | busy
+    # | spawn_failed | sandbox_unavailable
     outcome: str
     result: Any = None
     duration_ms: int = 0
@@ -246,8 +249,9 @@ def _python_binds() -> tuple[str, dict[str, str]]:
     executable = os.path.realpath(sys.executable)
     binds = {executable: executable}
     paths = sysconfig.get_paths()
+    base = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix})
     for key in ("stdlib", "platstdlib"):
-        binds[paths[key]] = os.path.realpath(paths[key])
+        binds[base[key]] = os.path.realpath(base[key])
     libdir = sysconfig.get_config_var("LIBDIR") or ""
     shared = sysconfig.get_config_var("INSTSONAME") or ""
     if libdir and shared and os.path.exists(os.path.join(libdir, shared)):
@@ -404,9 +408,7 @@ def sandbox_problem() -> str:
     return ""
 
 
-def _sandbox_start(
-    *, point: EntryPoint, timeout: float, userns_fd: int | None
-) -> subprocess.Popen:
+def _sandbox_start(*, point: EntryPoint, timeout: float, userns_fd: int | None) -> subprocess.Popen:
     memory_bytes = int(getattr(settings, "PLUGIN_MEMORY_LIMIT_MB", 256)) * 1024 * 1024
     processes = int(getattr(settings, "PLUGIN_MAX_PROCESSES", 8))
     worker_args = [str(memory_bytes), str(math.ceil(timeout) + 1), str(processes)]
