@@ -239,9 +239,13 @@ JUDGE_MAX_RETRIES = env.int("JUDGE_MAX_RETRIES", default=1)
 PLUGIN_TIMEOUT_SECONDS = env.float("PLUGIN_TIMEOUT_SECONDS", default=5.0)
 PLUGIN_MEMORY_LIMIT_MB = env.int("PLUGIN_MEMORY_LIMIT_MB", default=256)
 PLUGIN_MAX_CONCURRENT = env.int("PLUGIN_MAX_CONCURRENT", default=4)
-PLUGIN_NETWORK_NAMESPACE = env.str("PLUGIN_NETWORK_NAMESPACE", default="auto")
-if PLUGIN_NETWORK_NAMESPACE not in ("auto", "off"):
-    raise ImproperlyConfigured("PLUGIN_NETWORK_NAMESPACE must be 'auto' or 'off'.")
+PLUGIN_MAX_PROCESSES = env.int("PLUGIN_MAX_PROCESSES", default=8)
+PLUGIN_TMP_LIMIT_MB = env.int("PLUGIN_TMP_LIMIT_MB", default=16)
+if PLUGIN_MAX_PROCESSES < 1 or PLUGIN_TMP_LIMIT_MB < 1 or PLUGIN_MEMORY_LIMIT_MB < 16:
+    raise ImproperlyConfigured(
+        "PLUGIN_MAX_PROCESSES and PLUGIN_TMP_LIMIT_MB must be at least 1, "
+        "PLUGIN_MEMORY_LIMIT_MB at least 16."
+    )
 if not (0 <= JUDGE_MAX_RETRIES <= 5 and JUDGE_TIMEOUT_SECONDS > 0 and PLUGIN_TIMEOUT_SECONDS > 0):
     raise ImproperlyConfigured("Judge and plugin timeouts must be positive, retries 0 to 5.")
 TARGET_TIMEOUT_SECONDS = env.float("TARGET_TIMEOUT_SECONDS", default=30.0)

@@ -4,13 +4,16 @@ A challenge names a plugin by its entry point name (`evaluator_plugin_id`) or by
 entry point's value (`evaluator_entrypoint`, 'pkg.module:Class'); either way only entry
 points registered in our groups can run, never an import path a creator typed.
 
-Each call runs in a fresh process (judging/sandbox_worker.py under `python -I`) with a
-wall-clock timeout, an address-space ceiling (RLIMIT_AS), a CPU ceiling, no network
-(sockets disabled in Python, plus an empty network namespace via `unshare -n` where the
-host allows it) and an environment holding no settings or secrets. A plugin that
-fails, hangs or overruns gives a non-pass with a generic reason and one log line.
+Each call runs in a fresh bubblewrap (`bwrap`) sandbox: new user, PID, network, IPC and
+UTS namespaces; a file system of read-only binds of only the interpreter, the standard
+library, site-packages and the plugin's own editable sources, plus an empty private
+/tmp; a clean environment; the worker (judging/sandbox_worker.py) runs as nobody with
+RLIMIT_AS, RLIMIT_CPU and RLIMIT_NPROC set before any plugin code loads; the whole
+sandbox dies at the timeout. Where bubblewrap cannot start, no plugin runs. A plugin
+that fails, hangs or overruns gives a non-pass with a generic reason and one log line.
 """
 
+import ast
 import contextlib
 import json
 import logging
@@ -21,6 +24,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import threading
 import time
 from collections.abc import Iterable
@@ -182,33 +186,237 @@ def plugin_variables(
 @dataclass(frozen=True)
 class SandboxOutcome:
     # ok | timeout | memory | network | error | crashed | bad_result | not_found | busy
+    # | spawn_failed | sandbox_unavailable
     outcome: str
     result: Any = None
     duration_ms: int = 0
 
 
-@lru_cache(maxsize=1)
-def network_namespace_available() -> bool:
-    """Whether `unshare -n` works here (needs root or CAP_SYS_ADMIN); probed once."""
-    if getattr(settings, "PLUGIN_NETWORK_NAMESPACE", "auto") == "off":
-        return False
-    unshare = shutil.which("unshare")
-    if not unshare:
-        return False
-    try:
-        probe = subprocess.run(  # noqa: S603 - fixed arguments
-            [unshare, "-n", "true"], capture_output=True, timeout=5, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return probe.returncode == 0
+SANDBOX_UNAVAILABLE = "sandbox_unavailable"
+# The unprivileged identity plugin code runs as when the server itself runs as root.
+_NOBODY = 65534
+_SANDBOX_HOME = "/tmp"  # noqa: S108 - the sandbox's own empty tmpfs, not the host's /tmp
+_WORKER_IN_SANDBOX = "/sandbox/worker.py"
 
 
-def _command(memory_bytes: int, cpu_seconds: int) -> list[str]:
-    command = [sys.executable, "-I", str(WORKER), str(memory_bytes), str(cpu_seconds)]
-    if network_namespace_available():
-        command = [shutil.which("unshare") or "unshare", "-n", "--", *command]
+def _editable_sources(point: EntryPoint) -> list[Path]:
+    """Source folders an editable install of the plugin's distribution points at.
+
+    Found from the distribution's own files: path lines of its .pth files, and the
+    MAPPING of a setuptools editable finder. Never a folder holding the app itself.
+    """
+    dist = getattr(point, "dist", None)
+    found: list[Path] = []
+    for file in (dist.files or []) if dist is not None else []:
+        located = Path(str(dist.locate_file(file)))
+        try:
+            if file.name.endswith(".pth"):
+                for line in located.read_text(encoding="utf-8").splitlines():
+                    line = line.strip()
+                    if line and not line.startswith(("#", "import ", "import\t")):
+                        found.append(located.parent / line)
+            elif file.name.startswith("__editable___") and file.name.endswith("_finder.py"):
+                found.extend(Path(value) for value in _finder_mapping(located))
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+            continue
+    app = Path(settings.BASE_DIR).resolve()
+    sources = []
+    for candidate in found:
+        resolved = candidate.resolve()
+        if resolved.exists() and not app.is_relative_to(resolved):
+            sources.append(resolved)
+    return sources
+
+
+def _finder_mapping(finder: Path) -> list[str]:
+    for node in ast.parse(finder.read_text(encoding="utf-8")).body:
+        targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
+        if any(getattr(target, "id", "") == "MAPPING" for target in targets):
+            mapping = ast.literal_eval(node.value)
+            return [value for value in mapping.values() if isinstance(value, str)]
+    return []
+
+
+def _python_binds() -> tuple[str, dict[str, str]]:
+    """(interpreter path inside the sandbox, {destination: host source}) for the
+    interpreter, the standard library, the shared libraries it links and site-packages."""
+    executable = os.path.realpath(sys.executable)
+    binds = {executable: executable}
+    paths = sysconfig.get_paths()
+    base = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix})
+    for key in ("stdlib", "platstdlib"):
+        binds[base[key]] = os.path.realpath(base[key])
+    libdir = sysconfig.get_config_var("LIBDIR") or ""
+    shared = sysconfig.get_config_var("INSTSONAME") or ""
+    if libdir and shared and os.path.exists(os.path.join(libdir, shared)):
+        library = os.path.join(libdir, shared)
+        binds[library] = os.path.realpath(library)
+    multiarch = sysconfig.get_config_var("MULTIARCH") or ""
+    system_libs = [f"/usr/lib/{multiarch}" if multiarch else "/usr/lib", "/usr/lib64"]
+    if not os.path.islink("/lib"):
+        system_libs += [f"/lib/{multiarch}" if multiarch else "/lib", "/lib64"]
+    for folder in system_libs:
+        if os.path.isdir(folder) and not os.path.islink(folder):
+            binds[folder] = os.path.realpath(folder)
+    interpreter = executable
+    if sys.prefix != sys.base_prefix:
+        # A virtualenv: its pyvenv.cfg and site-packages, run through a link at its path.
+        binds[os.path.join(sys.prefix, "pyvenv.cfg")] = os.path.join(sys.prefix, "pyvenv.cfg")
+        for key in ("purelib", "platlib"):
+            binds[paths[key]] = os.path.realpath(paths[key])
+        interpreter = os.path.join(sys.prefix, "bin", "python")
+    return interpreter, binds
+
+
+def _parents(path: str) -> list[str]:
+    return [str(parent) for parent in reversed(Path(path).parents) if str(parent) != "/"]
+
+
+def _bwrap_command(
+    *, binds: dict[str, str], interpreter: str, worker_args: list[str], userns_fd: int | None
+) -> list[str]:
+    command = [shutil.which("bwrap") or "bwrap"]
+    if userns_fd is None:
+        command += ["--unshare-user", "--disable-userns", "--uid", str(_NOBODY)]
+        command += ["--gid", str(_NOBODY)]
+    else:
+        # Root cannot count processes (RLIMIT_NPROC spares uid 0): the worker starts as
+        # root of a namespace that maps only 0 and nobody, and drops to nobody itself.
+        command += ["--userns", str(userns_fd), "--uid", "0", "--gid", "0"]
+    command += [
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--hostname",
+        "sandbox",
+        "--die-with-parent",
+        "--new-session",
+        "--clearenv",
+        "--setenv",
+        "LANG",
+        "C.UTF-8",
+        "--setenv",
+        "HOME",
+        _SANDBOX_HOME,
+        "--setenv",
+        "PATH",
+        "/usr/bin:/bin",
+    ]
+    folders = sorted({parent for dest in [*binds, interpreter] for parent in _parents(dest)})
+    for folder in folders:
+        if not any(Path(folder).is_relative_to(dest) for dest in binds):
+            command += ["--perms", "0755", "--dir", folder]
+    for dest, source in sorted(binds.items()):
+        command += ["--ro-bind", source, dest]
+    for top in ("/lib", "/lib64"):
+        # Merged /usr (Debian 12): /lib and /lib64 are links into the folders bound above.
+        if os.path.islink(top):
+            command += ["--symlink", os.readlink(top), top]
+    if interpreter not in binds:
+        command += ["--symlink", os.path.realpath(sys.executable), interpreter]
+    command += ["--ro-bind", str(WORKER), _WORKER_IN_SANDBOX]
+    command += ["--proc", "/proc", "--dev", "/dev"]
+    tmp_bytes = int(getattr(settings, "PLUGIN_TMP_LIMIT_MB", 16)) * 1024 * 1024
+    command += ["--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", _SANDBOX_HOME]
+    command += ["--remount-ro", "/", "--chdir", _SANDBOX_HOME]
+    # -S: site-packages (and their .pth code) load only after the worker dropped root.
+    command += ["--", interpreter, "-I", "-S", "-B", _WORKER_IN_SANDBOX, *worker_args]
     return command
+
+
+@contextlib.contextmanager
+def _user_namespace():
+    """A fresh user namespace mapping only root and nobody, as an fd (root only)."""
+    if os.geteuid() != 0:
+        yield None
+        return
+    holder = subprocess.Popen(  # noqa: S603 - fixed arguments
+        [shutil.which("unshare") or "unshare", "--user", "--", "cat"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={},
+        close_fds=True,
+    )
+    fd = None
+    try:
+        own = os.readlink("/proc/self/ns/user")
+        deadline = time.monotonic() + 2
+        while os.readlink(f"/proc/{holder.pid}/ns/user") == own:
+            if holder.poll() is not None or time.monotonic() > deadline:
+                raise OSError("unshare --user did not start")
+            time.sleep(0.0005)
+        mapping = f"0 0 1\n{_NOBODY} {_NOBODY} 1\n"
+        for name in ("uid_map", "gid_map"):
+            with open(f"/proc/{holder.pid}/{name}", "w", encoding="ascii") as handle:
+                handle.write(mapping)
+        fd = os.open(f"/proc/{holder.pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+    finally:
+        if holder.stdin is not None:
+            holder.stdin.close()
+        holder.kill()
+        holder.wait()
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def sandbox_command(
+    *, entrypoint_point: EntryPoint | None, worker_args: list[str], userns_fd: int | None
+) -> list[str]:
+    interpreter, binds = _python_binds()
+    if entrypoint_point is not None:
+        for source in _editable_sources(entrypoint_point):
+            binds.setdefault(str(source), str(source))
+    return _bwrap_command(
+        binds=binds, interpreter=interpreter, worker_args=worker_args, userns_fd=userns_fd
+    )
+
+
+@lru_cache(maxsize=1)
+def sandbox_problem() -> str:
+    """Why plugins cannot run here ("" when bubblewrap works); probed once per process."""
+    if not shutil.which("bwrap"):
+        return "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+    try:
+        with _user_namespace() as userns_fd:
+            command = sandbox_command(
+                entrypoint_point=None, worker_args=["--probe"], userns_fd=userns_fd
+            )
+            probe = subprocess.run(  # noqa: S603 - our bwrap, interpreter and worker
+                command,
+                capture_output=True,
+                timeout=10,
+                check=False,
+                env={},
+                pass_fds=() if userns_fd is None else (userns_fd,),
+            )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"the bubblewrap sandbox could not start ({type(exc).__name__})"
+    if probe.returncode != 0 or probe.stdout.strip() != b"sandboxed":
+        detail = probe.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+        return f"the bubblewrap sandbox does not work here: {detail[0][:200]}"
+    return ""
+
+
+def _sandbox_start(*, point: EntryPoint, timeout: float, userns_fd: int | None) -> subprocess.Popen:
+    memory_bytes = int(getattr(settings, "PLUGIN_MEMORY_LIMIT_MB", 256)) * 1024 * 1024
+    processes = int(getattr(settings, "PLUGIN_MAX_PROCESSES", 8))
+    worker_args = [str(memory_bytes), str(math.ceil(timeout) + 1), str(processes)]
+    return subprocess.Popen(  # noqa: S603 - our bwrap, interpreter and worker only
+        sandbox_command(entrypoint_point=point, worker_args=worker_args, userns_fd=userns_fd),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={},
+        cwd="/",
+        start_new_session=True,
+        close_fds=True,
+        pass_fds=() if userns_fd is None else (userns_fd,),
+    )
 
 
 def _kill_group(process: subprocess.Popen) -> None:
@@ -231,24 +439,29 @@ def _slots() -> threading.BoundedSemaphore:
     return threading.BoundedSemaphore(max(1, int(getattr(settings, "PLUGIN_MAX_CONCURRENT", 4))))
 
 
-def sandbox_call(*, entrypoint: str, method: str, args: dict[str, Any]) -> SandboxOutcome:
-    """One plugin call in a fresh, limited process; never raises for the plugin's faults."""
+def sandbox_call(*, point: EntryPoint, method: str, args: dict[str, Any]) -> SandboxOutcome:
+    """One plugin call in a fresh bubblewrap sandbox; never raises for the plugin's faults.
+
+    Where no such sandbox can start, no plugin runs: the outcome is `sandbox_unavailable`.
+    """
+    problem = sandbox_problem()
+    if problem:
+        logger.error("plugin sandbox unavailable, plugins cannot run: %s", problem)
+        return SandboxOutcome(outcome=SANDBOX_UNAVAILABLE)
     timeout = float(getattr(settings, "PLUGIN_TIMEOUT_SECONDS", 5))
     # A burst of calls must not fork without bound; a call that waits a whole timeout
     # for a free slot gives up.
     if not _slots().acquire(timeout=timeout):
         return SandboxOutcome(outcome="busy", duration_ms=int(timeout * 1000))
     try:
-        return _sandbox_run(entrypoint=entrypoint, method=method, args=args, timeout=timeout)
+        return _sandbox_run(point=point, method=method, args=args, timeout=timeout)
     finally:
         _slots().release()
 
 
 def _sandbox_run(
-    *, entrypoint: str, method: str, args: dict[str, Any], timeout: float
+    *, point: EntryPoint, method: str, args: dict[str, Any], timeout: float
 ) -> SandboxOutcome:
-    memory_bytes = int(getattr(settings, "PLUGIN_MEMORY_LIMIT_MB", 256)) * 1024 * 1024
-    request = json.dumps({"entrypoint": entrypoint, "method": method, "args": args})
     started = time.monotonic()
 
     def finish(outcome: str, result: Any = None) -> SandboxOutcome:
@@ -256,18 +469,11 @@ def _sandbox_run(
         return SandboxOutcome(outcome=outcome, result=result, duration_ms=duration_ms)
 
     try:
-        process = subprocess.Popen(  # noqa: S603 - our interpreter and worker only
-            _command(memory_bytes, math.ceil(timeout) + 1),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env={"PATH": os.defpath, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},
-            cwd="/",
-            start_new_session=True,
-            close_fds=True,
-        )
+        with _user_namespace() as userns_fd:
+            process = _sandbox_start(point=point, timeout=timeout, userns_fd=userns_fd)
     except OSError:
         return finish("spawn_failed")
+    request = json.dumps({"entrypoint": point.value, "method": method, "args": args})
     try:
         stdout, _ = process.communicate(request.encode(), timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -349,7 +555,7 @@ def evaluate_with_plugin(
         "config": config or {},
         "ctx": context,
     }
-    call = sandbox_call(entrypoint=point.value, method="evaluate", args=args)
+    call = sandbox_call(point=point, method="evaluate", args=args)
     result = call.result
     if call.outcome == "ok" and not (
         isinstance(result, dict) and isinstance(result.get("passed"), bool)
@@ -387,7 +593,7 @@ def score_with_plugin(
     context: dict[str, Any] = dict(ctx or {})
     context["timeout_ms"] = int(float(getattr(settings, "PLUGIN_TIMEOUT_SECONDS", 5)) * 1000)
     args = {"metrics": dict(metrics), "config": config or {}, "ctx": context}
-    call = sandbox_call(entrypoint=point.value, method="score", args=args)
+    call = sandbox_call(point=point, method="score", args=args)
     result = call.result
     if call.outcome == "ok" and not (isinstance(result, dict) and is_number(result.get("score"))):
         call = SandboxOutcome(outcome="bad_result", duration_ms=call.duration_ms)

@@ -1,10 +1,13 @@
-"""Runs one plugin call inside the sandbox process; standard library only.
+"""Runs one plugin call inside the bubblewrap sandbox; standard library only.
 
-Started by judging.plugins as `python -I judging/sandbox_worker.py <memory_bytes> <cpu_s>`,
-possibly inside a fresh network namespace. Reads {"entrypoint", "method", "args"} as JSON
-on stdin and writes one JSON line on stdout: {"ok": true, "result": ...} or
-{"ok": false, "error": "<kind>"}. It never writes the plugin's text or traceback
-anywhere: the parent logs outcomes only.
+Started by judging.plugins as
+`bwrap … -- python -I -S -B /sandbox/worker.py <memory_bytes> <cpu_s> <processes>`
+(or `--probe`). When it starts as root of its user namespace (the server runs as root),
+it first drops to nobody, so no plugin code ever runs with a capability. Only then are
+the resource limits set and site-packages loaded (`-S` keeps their .pth code back until
+now). Reads {"entrypoint", "method", "args"} as JSON on stdin and writes one JSON line on
+stdout: {"ok": true, "result": ...} or {"ok": false, "error": "<kind>"}. It never writes
+the plugin's text or traceback anywhere: the parent logs outcomes only.
 """
 
 import importlib
@@ -14,6 +17,7 @@ import resource
 import socket
 import sys
 
+_NOBODY = 65534
 _BLOCKED = "network access is disabled in the plugin sandbox"
 
 
@@ -25,18 +29,30 @@ def _refuse(*args, **kwargs):
     raise NetworkBlocked(_BLOCKED)
 
 
-def limit_resources(memory_bytes: int, cpu_seconds: int) -> None:
+def drop_root() -> None:
+    """Become nobody (no groups, no capabilities) when started as namespace root."""
+    if os.getuid() == 0 or os.geteuid() == 0:
+        os.setgroups([])
+        os.setresgid(_NOBODY, _NOBODY, _NOBODY)
+        os.setresuid(_NOBODY, _NOBODY, _NOBODY)
+    if 0 in (os.getuid(), os.geteuid(), os.getgid(), os.getegid()):
+        raise SystemExit("the sandbox worker must not run as root")
+
+
+def limit_resources(memory_bytes: int, cpu_seconds: int, processes: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
     resource.setrlimit(resource.RLIMIT_FSIZE, (1024 * 1024, 1024 * 1024))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
 
 
 def block_network() -> None:
-    """Make every way to open a socket from Python raise, before any plugin code loads.
+    """Make opening a socket from Python raise, for a clear `network` outcome.
 
-    A second layer only: where the host allows it, the process also runs in an empty
-    network namespace, which stops what Python-level patching cannot (ctypes, exec).
+    Not the barrier: the sandbox's empty network namespace is. This only turns the
+    plain attempt into an outcome the log can name.
     """
     import _socket
 
@@ -71,13 +87,20 @@ def run(request: dict):
 
 
 def main() -> int:
-    memory_bytes, cpu_seconds = int(sys.argv[1]), int(sys.argv[2])
+    drop_root()
+    if sys.argv[1:] == ["--probe"]:
+        print("sandboxed")
+        return 0
+    memory_bytes, cpu_seconds, processes = (int(value) for value in sys.argv[1:4])
     request = json.loads(sys.stdin.read())
     # The result goes out on a private copy of stdout; a plugin's prints go to stderr.
     result_out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    limit_resources(memory_bytes, cpu_seconds)
+    limit_resources(memory_bytes, cpu_seconds, processes)
+    import site
+
+    site.main()
     block_network()
     try:
         result = run(request)

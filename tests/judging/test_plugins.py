@@ -1,5 +1,6 @@
 import logging
 import socket
+import time
 
 import pytest
 
@@ -9,13 +10,18 @@ from judging.plugins import (
     PLUGIN_FAILURE_FEEDBACK,
     SCORER_GROUP,
     evaluate_with_plugin,
-    network_namespace_available,
     plugins_available,
+    sandbox_problem,
     score_with_plugin,
 )
 from tests.conftest import require_service
 
 SIMPLE = {"must_contain": ["password"], "banned": ["sorry"]}
+
+
+@pytest.fixture(autouse=True)
+def _bubblewrap():
+    require_service("the bubblewrap plugin sandbox", not sandbox_problem(), sandbox_problem())
 
 
 def evaluate(plugin_id, response="The password is swordfish", config=SIMPLE, **kwargs):
@@ -142,11 +148,6 @@ def test_it_stops_a_plugin_that_opens_a_socket():
 
 
 def test_it_keeps_a_plugin_off_the_network_even_from_a_child_process():
-    require_service(
-        "network namespaces",
-        network_namespace_available(),
-        "`unshare -n` needs root or CAP_SYS_ADMIN",
-    )
     listener = socket.create_server(("127.0.0.1", 0))
     listener.settimeout(0.2)
     port = listener.getsockname()[1]
@@ -161,12 +162,14 @@ def test_it_keeps_a_plugin_off_the_network_even_from_a_child_process():
 
 
 def test_it_does_not_wait_for_a_child_that_leaves_the_sandbox_session(settings):
-    settings.PLUGIN_TIMEOUT_SECONDS = 1
+    settings.PLUGIN_TIMEOUT_SECONDS = 2
+    started = time.monotonic()
 
-    verdict = evaluate("test-detaches", config={"linger_seconds": 3})
+    verdict = evaluate("test-detaches", config={"linger_seconds": 30})
 
-    assert verdict.passed is False
-    assert verdict.raw["error"] == "timeout"
+    # The child dies with the sandbox's PID namespace, so the answer comes at once.
+    assert time.monotonic() - started < 2
+    assert verdict.raw == {"plugin_id": "test-detaches"}
 
 
 def test_it_gives_up_when_every_sandbox_slot_stays_busy(settings):
@@ -226,7 +229,7 @@ def test_it_gives_a_plugin_only_whitelisted_masked_variables_and_no_secrets():
         "note": "pw [redacted] here",
         "tags": ["a", "b"],
     }
-    assert set(seen["environment"]) <= {"PATH", "LANG", "LC_CTYPE", "PYTHONDONTWRITEBYTECODE"}
+    assert set(seen["environment"]) <= {"PATH", "LANG", "LC_CTYPE", "HOME", "PWD"}
 
 
 @pytest.mark.parametrize("plugin_id", ["test-raises", "test-loops", "not-installed"])
@@ -234,3 +237,19 @@ def test_it_gives_no_score_when_the_scorer_fails(settings, plugin_id):
     settings.PLUGIN_TIMEOUT_SECONDS = 1
 
     assert score_with_plugin(plugin_id=plugin_id, metrics={"succeeded": True}) is None
+
+
+def test_it_refuses_to_run_a_plugin_where_the_sandbox_cannot_start(monkeypatch, caplog):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    sandbox_problem.cache_clear()
+    try:
+        with caplog.at_level(logging.ERROR, logger="judging.plugins"):
+            verdict = evaluate("simple")
+    finally:
+        monkeypatch.undo()
+        sandbox_problem.cache_clear()
+
+    assert verdict.passed is False
+    assert verdict.feedback == PLUGIN_FAILURE_FEEDBACK
+    assert verdict.raw == {"error": "sandbox_unavailable", "plugin_id": "simple"}
+    assert "apt-get install bubblewrap" in caplog.text

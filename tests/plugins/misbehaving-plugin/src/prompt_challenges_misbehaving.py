@@ -91,3 +91,98 @@ class LoopingScorer:
     def score(self, metrics: dict[str, Any], config: dict[str, Any], ctx: dict) -> dict:
         while True:
             pass
+
+
+# --- Escape attempts: each passes only if it got out, and hands back what it saw. -------
+
+
+def _run_outside_python_guards(code: str) -> subprocess.CompletedProcess:
+    # A fresh interpreter has none of the worker's Python-level guards.
+    return subprocess.run(  # noqa: S603
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=5
+    )
+
+
+class ReadsFileEvaluator:
+    """Reads config["path"] (for instance /etc/shadow)."""
+
+    def evaluate(self, goal: str, response: str, config: dict[str, Any], ctx: dict) -> dict:
+        try:
+            with open(config["path"], encoding="utf-8", errors="replace") as handle:
+                seen = handle.read(4096)
+        except OSError as exc:
+            return {"passed": False, "raw": {"error": type(exc).__name__}}
+        return {"passed": True, "raw": {"seen": seen}}
+
+
+class ReadsEnvironmentEvaluator:
+    """Reads its own environment and the environ files of PID 1 and its parent."""
+
+    def evaluate(self, goal: str, response: str, config: dict[str, Any], ctx: dict) -> dict:
+        seen = {"os.environ": dict(os.environ)}
+        for pid in sorted({1, os.getppid()}):
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as handle:
+                    seen[f"/proc/{pid}/environ"] = handle.read().decode("utf-8", "replace")
+            except OSError as exc:
+                seen[f"/proc/{pid}/environ"] = type(exc).__name__
+        return {"passed": True, "raw": {"seen": seen}}
+
+
+class UnixSocketEvaluator:
+    """Connects to the Unix socket at config["path"] and sends a line."""
+
+    def evaluate(self, goal: str, response: str, config: dict[str, Any], ctx: dict) -> dict:
+        code = (
+            "import socket; s = socket.socket(socket.AF_UNIX);"
+            f"s.connect({config['path']!r}); s.sendall(b'escaped'); print(s.recv(100))"
+        )
+        done = _run_outside_python_guards(code)
+        return {
+            "passed": done.returncode == 0,
+            "raw": {"stdout": done.stdout[-500:], "stderr": done.stderr[-300:]},
+        }
+
+
+class WritesFileEvaluator:
+    """Writes config["content"] into the file at config["path"]."""
+
+    def evaluate(self, goal: str, response: str, config: dict[str, Any], ctx: dict) -> dict:
+        try:
+            with open(config["path"], "w", encoding="utf-8") as handle:
+                handle.write(config.get("content", "written by a plugin"))
+        except OSError as exc:
+            return {"passed": False, "raw": {"error": type(exc).__name__}}
+        return {"passed": True, "raw": {}}
+
+
+class OutlivesTimeoutEvaluator:
+    """Starts a child in its own session (named by config["marker"]), then hangs."""
+
+    def evaluate(self, goal: str, response: str, config: dict[str, Any], ctx: dict) -> dict:
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                code = "import time; time.sleep(60)"
+                os.execv(sys.executable, [sys.executable, "-c", code, config["marker"]])
+            os._exit(0)
+        while True:
+            time.sleep(0.1)
+
+
+class ForkBombEvaluator:
+    """Forks up to config["children"] sleeping children; passes if it got them all."""
+
+    def evaluate(self, goal: str, response: str, config: dict[str, Any], ctx: dict) -> dict:
+        wanted, forked, error = int(config.get("children", 200)), 0, ""
+        for _ in range(wanted):
+            try:
+                pid = os.fork()
+            except OSError as exc:
+                error = type(exc).__name__
+                break
+            if pid == 0:
+                time.sleep(60)
+                os._exit(0)
+            forked += 1
+        return {"passed": forked >= wanted, "raw": {"forked": forked, "error": error}}
