@@ -280,7 +280,7 @@ except ValueError as error:
 # Content-Security-Policy (django-csp): our scripts and styles by file or nonce only, no
 # inline script or handler. Remote images only from MARKDOWN_IMAGE_HOSTS (host names,
 # comma-separated, https): instruction images elsewhere are dropped by the sanitiser, and
-# avatars and theme logos elsewhere are not shown (docs/security.md).
+# avatars and theme logos elsewhere are not shown (README).
 MARKDOWN_IMAGE_HOSTS = env.list("MARKDOWN_IMAGE_HOSTS", default=[])
 _LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
 _HOST_NAME = re.compile(rf"^{_LABEL}(?:\.{_LABEL})*$")
