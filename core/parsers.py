@@ -66,6 +66,17 @@ def json_loads(raw: bytes | str) -> Any:
     return data
 
 
+class CheckedJSONDecoder(json.JSONDecoder):
+    """json_loads' limits for Django form JSON fields (`decoder=`), such as the admin's:
+    they report a JSONDecodeError as an invalid value and nothing else."""
+
+    def decode(self, s: str, *args: Any) -> Any:
+        try:
+            return json_loads(s)
+        except JsonBodyError as exc:
+            raise json.JSONDecodeError(str(exc), s, 0) from None
+
+
 class JSONParser(parsers.JSONParser):
     """DRF's JSON parser with json_loads' limits; every API view uses it (settings)."""
 

@@ -17,6 +17,7 @@ from urllib.parse import urlencode
 import pytest
 from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
+from django.contrib.auth import get_user_model
 from django.test import Client
 from drf_spectacular.generators import SchemaGenerator
 
@@ -272,3 +273,27 @@ def test_it_explains_why_a_deep_or_nul_body_is_refused():
     query = client.get("/web/api/challenges", {"limit": "\x00"})
     assert query.status_code == 400
     assert "NUL" in query.json()["error"]["message"]
+
+
+def test_it_refuses_nul_and_deep_json_typed_into_the_admin(world):
+    from challenges.models import Challenge
+
+    admin = get_user_model().objects.create_superuser(
+        username="root@example.com", email="root@example.com", password="pass-word-42"
+    )
+    challenge = Challenge.objects.get(id=world["ids"]["challenge_id"])
+    client = Client(raise_request_exception=False)
+    client.force_login(admin)
+    url = f"/admin/challenges/challenge/{challenge.pk}/change/"
+    form = client.get(url).context["adminform"].form
+    data = {}
+    for name in form.fields:
+        value = form[name].value()
+        if value is not None:
+            data[name] = value
+    for bad in ('{"a": "\\u0000"}', '{"\\u0000": 1}', "[" * 5000 + "]" * 5000):
+        response = client.post(url, {**data, "target_config": bad})
+        assert response.status_code == 200  # the form again, with the error
+        assert "target_config" in response.context["adminform"].form.errors
+    challenge.refresh_from_db()
+    assert challenge.target_config == {}
