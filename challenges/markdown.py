@@ -3,6 +3,8 @@
 import markdown as markdown_lib
 import nh3
 
+from core.images import image_url_allowed
+
 ALLOWED_TAGS = {
     "a",
     "abbr",
@@ -54,6 +56,13 @@ URL_SCHEMES = {"http", "https", "mailto"}
 DROPPED_WITH_CONTENT = {"script", "style", "noscript", "iframe", "object", "embed", "template"}
 
 
+# Remote images only from the hosts the CSP allows; the rest lose their src (no request).
+def _drop_unlisted_images(element: str, attribute: str, value: str) -> str | None:
+    if element == "img" and attribute == "src" and not image_url_allowed(value):
+        return None
+    return value
+
+
 def render_markdown(text: str) -> str:
     html = markdown_lib.markdown(
         text or "", extensions=["fenced_code", "tables", "sane_lists"], output_format="html"
@@ -65,5 +74,6 @@ def render_markdown(text: str) -> str:
         attributes=ALLOWED_ATTRIBUTES,
         url_schemes=URL_SCHEMES,
         link_rel="noopener noreferrer",
+        attribute_filter=_drop_unlisted_images,
         strip_comments=True,
     )

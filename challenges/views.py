@@ -15,6 +15,7 @@ from challenges.selectors.collections import collections_public
 from challenges.selectors.leaderboards import leaderboard_for_challenge, leaderboard_rank
 from challenges.validation import THEME_KEYS
 from core.errors import ApplicationError
+from core.images import image_url_allowed
 from core.ratelimit import client_ip
 from players.selectors import end_user_of_account
 
@@ -45,6 +46,8 @@ def theme_style(theme: dict) -> str:
         elif key == "radius":
             value = f"{value}px"
         elif key == "logo_url":
+            if not image_url_allowed(value):
+                continue
             value = f'url("{value}")'
         declarations.append(f"{variable}: {value}")
     return "; ".join(declarations)

@@ -1,3 +1,18 @@
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.urls import re_path
+
 from challenges.routing import websocket_urlpatterns as challenge_websockets
 
-websocket_urlpatterns = [*challenge_websockets]
+
+class UnknownPathConsumer(AsyncWebsocketConsumer):
+    """Any websocket path no route matches is refused with close code 4404, as an unknown
+    board is; without this route Channels' URLRouter raises ValueError (a server error)."""
+
+    async def connect(self):
+        await self.close(code=4404)
+
+
+websocket_urlpatterns = [
+    *challenge_websockets,
+    re_path(r"", UnknownPathConsumer.as_asgi()),
+]

@@ -5,9 +5,12 @@ cache, console email, offline target model. Production: DATABASE_URL, REDIS_URL,
 OPENAI_BASE_URL/OPENAI_API_KEY, EMAIL_URL. README.md lists every variable.
 """
 
+import re
 from pathlib import Path
+from urllib.parse import urlparse
 
 import environ
+from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from core.client_ip import trusted_proxy_networks
@@ -45,6 +48,7 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "allauth",
     "allauth.account",
+    "csp",
     "players",
     "judging",
     "notifications",
@@ -54,6 +58,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "core.middleware.refuse_nul_characters",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -79,7 +85,9 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "csp.context_processors.nonce",
             ],
+            "libraries": {"images": "core.images"},
         },
     },
 ]
@@ -208,7 +216,8 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "core.api.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # Refuses too-deep nesting, NUL characters and NaN with a 400 (core/parsers.py).
+    "DEFAULT_PARSER_CLASSES": ["core.parsers.JSONParser"],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     # `?format=csv` is ours (attempt export), not DRF's renderer switch.
     "URL_FORMAT_OVERRIDE": None,
@@ -298,6 +307,37 @@ try:
     trusted_proxy_networks(TRUSTED_PROXIES)
 except ValueError as error:
     raise ImproperlyConfigured(f"TRUSTED_PROXIES: {error}") from None
+
+# Content-Security-Policy (django-csp): our scripts and styles by file or nonce only, no
+# inline script or handler. Remote images only from MARKDOWN_IMAGE_HOSTS (host names,
+# comma-separated, https): instruction images elsewhere are dropped by the sanitiser, and
+# avatars and theme logos elsewhere are not shown (README).
+MARKDOWN_IMAGE_HOSTS = env.list("MARKDOWN_IMAGE_HOSTS", default=[])
+_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+_HOST_NAME = re.compile(rf"^{_LABEL}(?:\.{_LABEL})*$")
+MARKDOWN_IMAGE_HOSTS = [host.strip().lower() for host in MARKDOWN_IMAGE_HOSTS if host.strip()]
+if bad_hosts := [host for host in MARKDOWN_IMAGE_HOSTS if not _HOST_NAME.match(host)]:
+    raise ImproperlyConfigured(
+        f"MARKDOWN_IMAGE_HOSTS takes host names such as images.example.com, not {bad_hosts}."
+    )
+_site = urlparse(SITE_URL)
+_site_websockets = f"{'wss' if _site.scheme == 'https' else 'ws'}://{_site.netloc}"
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, NONCE],
+        "img-src": [SELF, "data:", *(f"https://{host}" for host in MARKDOWN_IMAGE_HOSTS)],
+        # 'self' covers same-origin websockets in current browsers; the site's own ws(s)
+        # origin is listed for those that do not.
+        "connect-src": [SELF, _site_websockets] if _site.netloc else [SELF],
+        "font-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
 
 LOGGING = {
     "version": 1,

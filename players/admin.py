@@ -18,6 +18,7 @@ from django.http import HttpRequest, HttpResponseRedirect
 from django.urls import reverse
 
 from core.errors import ApplicationError
+from core.parsers import CheckedJSONDecoder
 from players.models import EndUser, Membership, PlayerProfile, Workspace
 from players.selectors import workspaces_for_user
 
@@ -124,6 +125,8 @@ class WorkspaceScopedAdmin(SecretLookupGuard, admin.ModelAdmin):
 
     workspace_field: str | None = "workspace"
     read_only = False
+    # JSON typed into the admin gets the API's limits (no NUL, no deep nesting): a 500 else.
+    formfield_overrides = {models.JSONField: {"decoder": CheckedJSONDecoder}}
 
     def workspace_id_of(self, obj: models.Model) -> Any:
         if self.workspace_field is None:

@@ -1,6 +1,5 @@
 """The Dify bridge's HTTP endpoints under /bridge/dify/ (no session, no CSRF)."""
 
-import json
 from typing import Any
 
 from django.conf import settings
@@ -15,7 +14,7 @@ from challenges.api.serializers import StrictSerializer
 from challenges.bridge import services
 from challenges.bridge.auth import BridgeKeyAuthentication
 from challenges.models import BridgeKey
-from core.errors import ApplicationError
+from core.parsers import json_object_or_error
 from core.ratelimit import parse_rate, rate_limit_hit
 from judging.judge_config import JUDGE_CONFIG_KEYS, JUDGE_MODEL_RULE, judge_config_errors
 
@@ -27,6 +26,9 @@ BROKEN_BODY_HELP = (
 )
 
 
+MAX_STORED_INTEGER = 2**31 - 1
+
+
 class HasBridgeKey(BasePermission):
     def has_permission(self, request, view) -> bool:
         return isinstance(request.auth, BridgeKey)
@@ -34,20 +36,7 @@ class HasBridgeKey(BasePermission):
 
 def json_body(raw: bytes) -> dict:
     """The body as a JSON object, whatever the content type (Dify's raw text included)."""
-    try:
-        data = json.loads(raw) if raw.strip() else None
-    except (ValueError, UnicodeDecodeError) as exc:
-        where = (
-            f" ({exc.msg} at line {exc.lineno} column {exc.colno})" if hasattr(exc, "msg") else ""
-        )
-        raise ApplicationError(
-            f"The body is not valid JSON{where}. {BROKEN_BODY_HELP}", code="invalid_json"
-        ) from None
-    if not isinstance(data, dict):
-        raise ApplicationError(
-            f"The body must be one JSON object. {BROKEN_BODY_HELP}", code="invalid_json"
-        )
-    return data
+    return json_object_or_error(raw, help_text=BROKEN_BODY_HELP)
 
 
 class BridgeApi(APIView):
@@ -96,8 +85,13 @@ class ChallengeEvaluatorInputSerializer(StrictSerializer):
     prompt = serializers.CharField(
         required=False, allow_blank=True, trim_whitespace=False, max_length=100_000
     )
-    tokens_total = serializers.IntegerField(required=False, allow_null=True, min_value=0)
-    elapsed_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0)
+    # The ranges of the attempt columns they are stored in (PositiveIntegerField).
+    tokens_total = serializers.IntegerField(
+        required=False, allow_null=True, min_value=0, max_value=MAX_STORED_INTEGER
+    )
+    elapsed_ms = serializers.IntegerField(
+        required=False, allow_null=True, min_value=0, max_value=MAX_STORED_INTEGER
+    )
     variables = serializers.DictField(required=False)
     mask_variables = serializers.ListField(
         child=serializers.CharField(max_length=200), required=False, max_length=100

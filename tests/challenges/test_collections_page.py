@@ -47,7 +47,7 @@ def test_it_shows_instructions_challenges_in_order_and_the_leaderboard(workspace
     html = response.content.decode()
     assert "<strong>every</strong>" in html
     assert "<script>alert(1)</script>" not in html
-    assert 'style="--accent: #112233; --radius: 8px"' in html
+    assert ".challenge-theme { --accent: #112233; --radius: 8px; }" in html
     assert html.index("Boss fight") < html.index("Warm-up")
     assert f'href="/challenges/{two.slug}/"' in html
     assert "Retired one" not in html
