@@ -9,8 +9,9 @@ from challenges.models import Challenge
 from challenges.services.secrets import fill_secret, secret_value_for
 from core.errors import ApplicationError
 from core.redaction import redact_secrets
+from core.threads import run_blocking
 from judging.errors import JudgeConfigError
-from judging.llm_judge import judge_with_llm
+from judging.llm_judge import judge_with_llm, judge_with_llm_async
 from judging.plugins import evaluate_with_plugin, score_with_plugin
 from judging.rules import evaluate_rule
 from judging.verdicts import Verdict
@@ -30,24 +31,68 @@ def challenge_evaluate(
                 goal=challenge.goal, response=output or "", config=challenge.judge_config
             )
         except JudgeConfigError as exc:
-            raise ApplicationError(
-                f"This challenge's judge settings are invalid: {exc}",
-                code="judge_misconfigured",
-                status=422,
-            ) from None
+            raise _judge_misconfigured(exc) from None
         return dataclasses.replace(verdict, feedback=redact_secrets(verdict.feedback, [secret]))
     if challenge.evaluator_type == Challenge.EvaluatorType.CUSTOM:
-        verdict = evaluate_with_plugin(
-            plugin_id=challenge.evaluator_plugin_id,
-            entrypoint=challenge.evaluator_entrypoint,
-            goal=challenge.goal,
-            response=output or "",
-            config=challenge.evaluator_config,
-            ctx={**_plugin_context(challenge), "variables": variables or {}},
-            mask_variables=challenge.mask_variables or [],
-            secrets=[secret] if secret else [],
+        return _plugin_verdict(
+            challenge=challenge, secret=secret, output=output, variables=variables
         )
+    return _rule_verdict(challenge=challenge, secret=secret, output=output)
+
+
+async def challenge_evaluate_async(
+    *,
+    challenge: Challenge,
+    secret: str | None,
+    output: str,
+    variables: dict[str, Any] | None = None,
+) -> Verdict:
+    """`challenge_evaluate` for async views; touches no database.
+
+    The caller looks the secret up (`secret_value_for`) before, with the rest of its ORM
+    work: the judge is awaited and a plugin runs on a spare thread, neither holding a
+    database connection.
+    """
+    if challenge.evaluator_type == Challenge.EvaluatorType.LLM_JUDGE:
+        try:
+            verdict = await judge_with_llm_async(
+                goal=challenge.goal, response=output or "", config=challenge.judge_config
+            )
+        except JudgeConfigError as exc:
+            raise _judge_misconfigured(exc) from None
         return dataclasses.replace(verdict, feedback=redact_secrets(verdict.feedback, [secret]))
+    if challenge.evaluator_type == Challenge.EvaluatorType.CUSTOM:
+        return await run_blocking(
+            _plugin_verdict, challenge=challenge, secret=secret, output=output, variables=variables
+        )
+    return _rule_verdict(challenge=challenge, secret=secret, output=output)
+
+
+def _judge_misconfigured(exc: JudgeConfigError) -> ApplicationError:
+    return ApplicationError(
+        f"This challenge's judge settings are invalid: {exc}",
+        code="judge_misconfigured",
+        status=422,
+    )
+
+
+def _plugin_verdict(
+    *, challenge: Challenge, secret: str | None, output: str, variables: dict[str, Any] | None
+) -> Verdict:
+    verdict = evaluate_with_plugin(
+        plugin_id=challenge.evaluator_plugin_id,
+        entrypoint=challenge.evaluator_entrypoint,
+        goal=challenge.goal,
+        response=output or "",
+        config=challenge.evaluator_config,
+        ctx={**_plugin_context(challenge), "variables": variables or {}},
+        mask_variables=challenge.mask_variables or [],
+        secrets=[secret] if secret else [],
+    )
+    return dataclasses.replace(verdict, feedback=redact_secrets(verdict.feedback, [secret]))
+
+
+def _rule_verdict(*, challenge: Challenge, secret: str | None, output: str) -> Verdict:
     regex = challenge.success_type == Challenge.SuccessType.REGEX
     pattern = fill_secret(challenge.success_pattern, secret, regex=regex)
     rule = evaluate_rule(success_type=challenge.success_type, pattern=pattern, output=output or "")
@@ -90,4 +135,23 @@ def attempt_custom_score(
         },
         config=challenge.scoring_config,
         ctx=_plugin_context(challenge),
+    )
+
+
+async def attempt_custom_score_async(
+    *,
+    challenge: Challenge,
+    verdict: Verdict,
+    tokens_total: int | None = None,
+    elapsed_ms: int | None = None,
+) -> float | None:
+    """`attempt_custom_score` for async views: the scorer plugin runs on a spare thread."""
+    if challenge.scoring_strategy != Challenge.Strategy.CUSTOM or not verdict.passed:
+        return None
+    return await run_blocking(
+        attempt_custom_score,
+        challenge=challenge,
+        verdict=verdict,
+        tokens_total=tokens_total,
+        elapsed_ms=elapsed_ms,
     )
