@@ -9,11 +9,11 @@ from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from challenges.bridge import services
 from challenges.bridge.auth import BridgeKeyAuthentication
 from challenges.models import BridgeKey
+from core.async_api import AsyncApiView
 from core.errors import ApplicationError
 from core.ratelimit import parse_rate, rate_limit_hit
 from judging.judge_config import JUDGE_CONFIG_KEYS, JUDGE_MODEL_RULE, judge_config_errors
@@ -49,7 +49,8 @@ def json_body(raw: bytes) -> dict:
     return data
 
 
-class BridgeApi(APIView):
+class BridgeApi(AsyncApiView):
+    # Async: judging awaits the judge or a plugin without holding a database connection.
     authentication_classes = [BridgeKeyAuthentication]
     permission_classes = [HasBridgeKey]
     # The body is parsed by json_body from the raw bytes, so every content type is welcome.
@@ -137,9 +138,9 @@ class ChallengeEvaluatorApi(BridgeApi):
         responses=ChallengeEvaluatorOutputSerializer,
         summary="Dify challenge-evaluator node",
     )
-    def post(self, request):
+    async def post(self, request):
         data = self.input(request, ChallengeEvaluatorInputSerializer)
-        result = services.bridge_challenge_evaluate(
+        result = await services.bridge_challenge_evaluate_async(
             key=request.auth,
             workflow_run_id=data["workflow_run_id"],
             output=data["output"],
@@ -219,9 +220,9 @@ class JudgingLlmApi(BridgeApi):
         responses=JudgingLlmOutputSerializer,
         summary="Dify judging-llm node",
     )
-    def post(self, request):
+    async def post(self, request):
         data = self.input(request, JudgingLlmInputSerializer)
-        result = services.bridge_judge(
+        result = await services.bridge_judge_async(
             key=request.auth,
             goal=data["goal"],
             response=data["response"],
