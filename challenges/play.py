@@ -10,17 +10,33 @@ from django.utils import timezone
 from challenges.models import Challenge, ChallengeAttempt, Secret
 from challenges.selectors.leaderboards import leaderboard_rank
 from challenges.services.attempts import attempt_record
-from challenges.services.evaluation import attempt_custom_score, challenge_evaluate
+from challenges.services.evaluation import (
+    attempt_custom_score,
+    attempt_custom_score_async,
+    challenge_evaluate,
+    challenge_evaluate_async,
+)
 from challenges.services.secrets import fill_secret, secret_value_for
 from core.errors import ApplicationError
-from core.ratelimit import parse_rate, rate_limit_hit
+from core.ratelimit import (
+    InFlightClaim,
+    in_flight_claim,
+    in_flight_release,
+    parse_rate,
+    rate_limit_hit,
+)
 from core.redaction import redact_secrets
-from judging.targets import TargetConfig, TargetError, complete
+from core.threads import run_orm
+from judging.targets import TargetConfig, TargetError, TargetReply, complete, complete_async
+from judging.verdicts import Verdict
+from players.models import EndUser
 from players.services import end_user_for_account
 
 logger = logging.getLogger(__name__)
 
 PROMPT_MAX_CHARS = 4000
+# Attempts one player may have waiting on a model at once (web API and page together).
+IN_FLIGHT_ATTEMPTS_PER_PLAYER = 2
 TARGET_FAILED_MESSAGE = (
     "The target model did not answer. Nothing was recorded; please try again in a moment."
 )
@@ -92,6 +108,78 @@ def _check_rate_limits(*, challenge: Challenge, account: AbstractBaseUser, ip: s
     )
 
 
+def _check_playable(*, challenge: Challenge, prompt: str) -> None:
+    if not prompt or not prompt.strip():
+        raise ApplicationError("Write a prompt first.", fields={"prompt": ["Required."]})
+    if len(prompt) > PROMPT_MAX_CHARS:
+        raise ApplicationError(
+            f"A prompt is at most {PROMPT_MAX_CHARS} characters.",
+            fields={"prompt": [f"At most {PROMPT_MAX_CHARS} characters."]},
+        )
+    closed = challenge_closed_reason(challenge=challenge)
+    if closed:
+        raise ApplicationError(closed, code="challenge_closed", status=409)
+
+
+@dataclass(frozen=True)
+class _PlayPlan:
+    """Everything the model call needs, read from the database before it starts."""
+
+    challenge: Challenge
+    end_user: EndUser
+    secret: str | None
+    system_prompt: str
+    target_config: TargetConfig
+
+
+def _play_plan(*, challenge: Challenge, account: AbstractBaseUser) -> _PlayPlan:
+    secret = secret_value_for(challenge=challenge)
+    return _PlayPlan(
+        challenge=challenge,
+        end_user=end_user_for_account(workspace=challenge.workspace, account=account),
+        secret=secret,
+        system_prompt=fill_secret(challenge.system_prompt, secret),
+        target_config=target_config_for(challenge=challenge),
+    )
+
+
+def _target_failed(*, challenge: Challenge, error: TargetError) -> ApplicationError:
+    # The reason may name the endpoint; it is logged, the player gets a generic line.
+    logger.warning("Target failed for challenge %s: %s", challenge.id, error)
+    return ApplicationError(TARGET_FAILED_MESSAGE, code="target_unavailable", status=502)
+
+
+def _play_record(
+    *,
+    plan: _PlayPlan,
+    prompt: str,
+    reply: TargetReply,
+    verdict: Verdict,
+    custom_score: float | None,
+    source: str,
+) -> PlayResult:
+    attempt = attempt_record(
+        challenge=plan.challenge,
+        end_user=plan.end_user,
+        verdict=verdict,
+        prompt=prompt,
+        response=reply.text,
+        tokens_total=reply.tokens_total,
+        elapsed_ms=reply.elapsed_ms,
+        source=source,
+        custom_score=custom_score,
+    )
+    return PlayResult(
+        attempt=attempt,
+        response=redact_secrets(reply.text, [plan.secret]),
+        challenge_succeeded=attempt.succeeded,
+        judge_rating=attempt.judge_rating,
+        judge_feedback=attempt.judge_feedback,
+        score=attempt.score,
+        leaderboard_rank=leaderboard_rank(challenge=plan.challenge, end_user=plan.end_user),
+    )
+
+
 def attempt_play(
     *,
     challenge: Challenge,
@@ -103,35 +191,20 @@ def attempt_play(
     """Run the player's prompt against the challenge's target, judge it and record it.
 
     Nothing is written unless the target answered and the verdict is known, so a failed
-    call leaves no half-made attempt behind.
+    call leaves no half-made attempt behind. Views use `attempt_play_async`.
     """
-    if not prompt or not prompt.strip():
-        raise ApplicationError("Write a prompt first.", fields={"prompt": ["Required."]})
-    if len(prompt) > PROMPT_MAX_CHARS:
-        raise ApplicationError(
-            f"A prompt is at most {PROMPT_MAX_CHARS} characters.",
-            fields={"prompt": [f"At most {PROMPT_MAX_CHARS} characters."]},
-        )
-    closed = challenge_closed_reason(challenge=challenge)
-    if closed:
-        raise ApplicationError(closed, code="challenge_closed", status=409)
+    _check_playable(challenge=challenge, prompt=prompt)
     _check_rate_limits(challenge=challenge, account=account, ip=ip)
-
-    end_user = end_user_for_account(workspace=challenge.workspace, account=account)
-    secret = secret_value_for(challenge=challenge)
-    system_prompt = fill_secret(challenge.system_prompt, secret)
+    plan = _play_plan(challenge=challenge, account=account)
     try:
         reply = complete(
-            system_prompt=system_prompt,
+            system_prompt=plan.system_prompt,
             prompt=prompt,
-            user=end_user.external_id,
-            config=target_config_for(challenge=challenge),
+            user=plan.end_user.external_id,
+            config=plan.target_config,
         )
     except TargetError as exc:
-        # The reason may name the endpoint; it is logged, the player gets a generic line.
-        logger.warning("Target failed for challenge %s: %s", challenge.id, exc)
-        raise ApplicationError(TARGET_FAILED_MESSAGE, code="target_unavailable", status=502)
-
+        raise _target_failed(challenge=challenge, error=exc) from None
     verdict = challenge_evaluate(challenge=challenge, output=reply.text, prompt=prompt)
     custom_score = attempt_custom_score(
         challenge=challenge,
@@ -139,23 +212,88 @@ def attempt_play(
         tokens_total=reply.tokens_total,
         elapsed_ms=reply.elapsed_ms,
     )
-    attempt = attempt_record(
-        challenge=challenge,
-        end_user=end_user,
-        verdict=verdict,
+    return _play_record(
+        plan=plan,
         prompt=prompt,
-        response=reply.text,
-        tokens_total=reply.tokens_total,
-        elapsed_ms=reply.elapsed_ms,
-        source=source,
+        reply=reply,
+        verdict=verdict,
         custom_score=custom_score,
+        source=source,
     )
-    return PlayResult(
-        attempt=attempt,
-        response=redact_secrets(reply.text, [secret]),
-        challenge_succeeded=attempt.succeeded,
-        judge_rating=attempt.judge_rating,
-        judge_feedback=attempt.judge_feedback,
-        score=attempt.score,
-        leaderboard_rank=leaderboard_rank(challenge=challenge, end_user=end_user),
+
+
+def _in_flight_expiry_seconds() -> int:
+    """Longer than any attempt can run: the target's and judge's timeouts with retries."""
+    target = settings.TARGET_TIMEOUT_SECONDS * (settings.TARGET_MAX_RETRIES + 1)
+    # A judge may be asked twice (structured output, then plain JSON), each with retries.
+    judge = settings.JUDGE_TIMEOUT_SECONDS * (settings.JUDGE_MAX_RETRIES + 1) * 2
+    plugins = settings.PLUGIN_TIMEOUT_SECONDS * 2
+    return int(target + judge + plugins) + 30
+
+
+def _play_start(
+    *, challenge: Challenge, account: AbstractBaseUser, prompt: str, ip: str
+) -> tuple[_PlayPlan, InFlightClaim]:
+    _check_playable(challenge=challenge, prompt=prompt)
+    claim = in_flight_claim(
+        scope="play",
+        key=str(account.pk),
+        limit=IN_FLIGHT_ATTEMPTS_PER_PLAYER,
+        expiry_seconds=_in_flight_expiry_seconds(),
+    )
+    try:
+        _check_rate_limits(challenge=challenge, account=account, ip=ip)
+        return _play_plan(challenge=challenge, account=account), claim
+    except BaseException:
+        in_flight_release(claim)
+        raise
+
+
+async def attempt_play_async(
+    *,
+    challenge: Challenge,
+    account: AbstractBaseUser,
+    prompt: str,
+    ip: str,
+    source: str = ChallengeAttempt.Source.WEB,
+) -> PlayResult:
+    """`attempt_play` for async views (SPEC §4c): no thread and no database connection
+    waits on the model.
+
+    The ORM runs before and after the awaits, on the request's thread, which hands its
+    connection back in between. A player has at most IN_FLIGHT_ATTEMPTS_PER_PLAYER
+    attempts waiting at once; more get a 429.
+    """
+    plan, claim = await run_orm(
+        _play_start, challenge=challenge, account=account, prompt=prompt, ip=ip
+    )
+    try:
+        try:
+            reply = await complete_async(
+                system_prompt=plan.system_prompt,
+                prompt=prompt,
+                user=plan.end_user.external_id,
+                config=plan.target_config,
+            )
+        except TargetError as exc:
+            raise _target_failed(challenge=challenge, error=exc) from None
+        verdict = await challenge_evaluate_async(
+            challenge=challenge, secret=plan.secret, output=reply.text, prompt=prompt
+        )
+        custom_score = await attempt_custom_score_async(
+            challenge=challenge,
+            verdict=verdict,
+            tokens_total=reply.tokens_total,
+            elapsed_ms=reply.elapsed_ms,
+        )
+    finally:
+        await run_orm(in_flight_release, claim)
+    return await run_orm(
+        _play_record,
+        plan=plan,
+        prompt=prompt,
+        reply=reply,
+        verdict=verdict,
+        custom_score=custom_score,
+        source=source,
     )

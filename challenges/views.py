@@ -8,7 +8,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from challenges.markdown import render_markdown
 from challenges.models import Challenge, ChallengeAttempt
-from challenges.play import PROMPT_MAX_CHARS, attempt_play, challenge_closed_reason
+from challenges.play import PROMPT_MAX_CHARS, attempt_play_async, challenge_closed_reason
 from challenges.selectors.attempts import attempts_of_player
 from challenges.selectors.challenges import challenge_visible_by_slug, challenges_public
 from challenges.selectors.collections import collections_public
@@ -17,6 +17,7 @@ from challenges.validation import THEME_KEYS
 from core.errors import ApplicationError
 from core.images import image_url_allowed
 from core.ratelimit import client_ip
+from core.threads import run_orm
 from players.selectors import end_user_of_account
 
 HISTORY_LIMIT = 20
@@ -110,15 +111,16 @@ def challenge_page(request, slug: str):
 
 @require_POST
 @login_required
-def challenge_play(request, slug: str):
-    challenge = _visible(slug)
+async def challenge_play(request, slug: str):
+    # Async, so the wait on the model holds neither a thread nor a database connection.
+    challenge = await run_orm(_visible, slug)
     prompt = request.POST.get("prompt", "")
     outcome: dict = {"prompt": prompt}
     status, headers = 200, {}
     try:
-        outcome["result"] = attempt_play(
+        outcome["result"] = await attempt_play_async(
             challenge=challenge,
-            account=request.user,
+            account=await request.auser(),
             prompt=prompt,
             ip=client_ip(request),
             source=ChallengeAttempt.Source.WEB,
@@ -126,6 +128,10 @@ def challenge_play(request, slug: str):
     except ApplicationError as exc:
         outcome["error"] = exc.message
         status, headers = exc.status, exc.headers
+    return await run_orm(_play_response, request, challenge, outcome, status, headers)
+
+
+def _play_response(request, challenge: Challenge, outcome: dict, status: int, headers: dict):
     if request.headers.get("HX-Request"):
         context = {**_board_context(request, challenge), **outcome}
         template = "challenges/_play_result.html"

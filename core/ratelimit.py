@@ -1,6 +1,9 @@
-"""Fixed-window rate limits kept in Redis (production) or the local cache (embedded)."""
+"""Rate limits and in-flight caps kept in Redis (production) or the local process (embedded)."""
 
+import threading
 import time
+import uuid
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import cache
@@ -9,7 +12,14 @@ from core.client_ip import client_ip
 from core.errors import ApplicationError
 
 # The callers that limit per client address take it from here, read through TRUSTED_PROXIES.
-__all__ = ["client_ip", "parse_rate", "rate_limit_hit"]
+__all__ = [
+    "InFlightClaim",
+    "client_ip",
+    "in_flight_claim",
+    "in_flight_release",
+    "parse_rate",
+    "rate_limit_hit",
+]
 
 
 def parse_rate(rate: str) -> tuple[int, int]:
@@ -64,3 +74,65 @@ def rate_limit_hit(*, scope: str, key: str, limit: int, window_seconds: int) -> 
             status=429,
             headers={"Retry-After": str(retry_after)},
         )
+
+
+# --- In-flight caps -----------------------------------------------------------------------
+
+_local_claims: dict[str, dict[str, float]] = {}
+_local_claims_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class InFlightClaim:
+    cache_key: str
+    token: str
+
+
+def in_flight_claim(*, scope: str, key: str, limit: int, expiry_seconds: int) -> InFlightClaim:
+    """Take one of `limit` slots for work under way; raise a 429 ApplicationError when full.
+
+    Each claim expires on its own after `expiry_seconds`, so a worker that dies before
+    `in_flight_release` costs the player a slot for that long, never for good.
+    """
+    prefix = settings.CACHES["default"].get("KEY_PREFIX", "")
+    claim = InFlightClaim(cache_key=f"{prefix}:inflight:{scope}:{key}", token=uuid.uuid4().hex)
+    now = time.time()
+    client = _redis()
+    if client is not None:
+        pipe = client.pipeline(transaction=True)
+        pipe.zremrangebyscore(claim.cache_key, "-inf", now)
+        pipe.zadd(claim.cache_key, {claim.token: now + expiry_seconds})
+        pipe.zcard(claim.cache_key)
+        pipe.expire(claim.cache_key, expiry_seconds + 5)
+        _, _, held, _ = pipe.execute()
+        full = int(held) > limit
+        if full:
+            client.zrem(claim.cache_key, claim.token)
+    else:
+        with _local_claims_lock:
+            claims = _local_claims.setdefault(claim.cache_key, {})
+            for token in [token for token, deadline in claims.items() if deadline <= now]:
+                del claims[token]
+            full = len(claims) >= limit
+            if not full:
+                claims[claim.token] = now + expiry_seconds
+    if full:
+        raise ApplicationError(
+            "You already have attempts waiting for the model; try again when one has answered.",
+            code="too_many_in_flight",
+            status=429,
+            headers={"Retry-After": "1"},
+        )
+    return claim
+
+
+def in_flight_release(claim: InFlightClaim) -> None:
+    client = _redis()
+    if client is not None:
+        client.zrem(claim.cache_key, claim.token)
+        return
+    with _local_claims_lock:
+        claims = _local_claims.get(claim.cache_key, {})
+        claims.pop(claim.token, None)
+        if not claims:
+            _local_claims.pop(claim.cache_key, None)

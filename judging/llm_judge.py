@@ -19,7 +19,7 @@ import openai
 from django.conf import settings
 
 from core.numbers import is_number
-from judging.clients import openai_client
+from judging.clients import async_openai_client, openai_client
 from judging.judge_config import JudgeConfig, judge_config_parse
 from judging.verdicts import Verdict
 
@@ -95,60 +95,77 @@ def judge_with_llm(*, goal: str, response: str, config: dict, hints: str = "") -
     started = time.monotonic()
     route = judge_route(provider=judge.provider)
     try:
-        if route == "not_configured":
-            raise _JudgeFailure("not_configured")
-        if route == "offline":
-            answer = _offline_answer(judge, goal=goal or "", response=response or "")
-        else:
+        answer = _answer_without_network(judge, route=route, goal=goal, response=response)
+        if answer is None:
             answer = _remote_answer(judge, goal=goal or "", response=response or "", hints=hints)
         verdict = _verdict_from(answer, judge)
-        outcome = "pass" if verdict.passed else "fail"
     except _JudgeFailure as failure:
-        verdict = Verdict(
-            passed=False,
-            feedback=JUDGE_FAILURE_FEEDBACK,
-            rating=None,
-            raw={"error": failure.kind, "judge_model": judge.judge_model, **failure.details},
-        )
-        outcome = failure.kind
+        verdict = _failure_verdict(failure, judge)
+    _log_judgement(judge, route=route, started=started, verdict=verdict)
+    return verdict
+
+
+async def judge_with_llm_async(
+    *, goal: str, response: str, config: dict, hints: str = ""
+) -> Verdict:
+    """`judge_with_llm` for async views: the judge model is awaited, no thread waits on it."""
+    judge = judge_config_parse(config)
+    started = time.monotonic()
+    route = judge_route(provider=judge.provider)
+    try:
+        answer = _answer_without_network(judge, route=route, goal=goal, response=response)
+        if answer is None:
+            answer = await _remote_answer_async(
+                judge, goal=goal or "", response=response or "", hints=hints
+            )
+        verdict = _verdict_from(answer, judge)
+    except _JudgeFailure as failure:
+        verdict = _failure_verdict(failure, judge)
+    _log_judgement(judge, route=route, started=started, verdict=verdict)
+    return verdict
+
+
+def _answer_without_network(
+    judge: JudgeConfig, *, route: JudgeRoute, goal: str, response: str
+) -> dict | None:
+    """The offline judge's answer, a failure when unconfigured, None when remote."""
+    if route == "not_configured":
+        raise _JudgeFailure("not_configured")
+    if route == "offline":
+        return _offline_answer(judge, goal=goal or "", response=response or "")
+    return None
+
+
+def _failure_verdict(failure: _JudgeFailure, judge: JudgeConfig) -> Verdict:
+    return Verdict(
+        passed=False,
+        feedback=JUDGE_FAILURE_FEEDBACK,
+        rating=None,
+        raw={"error": failure.kind, "judge_model": judge.judge_model, **failure.details},
+    )
+
+
+def _log_judgement(
+    judge: JudgeConfig, *, route: JudgeRoute, started: float, verdict: Verdict
+) -> None:
+    failure = (verdict.raw or {}).get("error")
+    outcome = failure or ("pass" if verdict.passed else "fail")
     logger.log(
-        logging.INFO if outcome in ("pass", "fail") else logging.WARNING,
+        logging.WARNING if failure else logging.INFO,
         "judge_call judge_model=%s mode=%s duration_ms=%d outcome=%s",
         judge.judge_model,
         route,
         int((time.monotonic() - started) * 1000),
         outcome,
     )
-    return verdict
 
 
 # --- Remote judge ---------------------------------------------------------------------
 
 
 def _remote_answer(judge: JudgeConfig, *, goal: str, response: str, hints: str) -> dict:
-    client = openai_client(
-        base_url=settings.OPENAI_BASE_URL,
-        api_key=settings.OPENAI_API_KEY,
-        timeout=settings.JUDGE_TIMEOUT_SECONDS,
-        max_retries=settings.JUDGE_MAX_RETRIES,
-    )
-    prompt = render_rubric(
-        judge.rubric,
-        goal=goal,
-        response=response,
-        hints=hints,
-        scale=judge.rating_scale,
-        threshold=judge.pass_threshold,
-    )
-    request = {
-        "model": judge.model,
-        "messages": [
-            {"role": "system", "content": _SYSTEM},
-            {"role": "user", "content": prompt},
-        ],
-        "temperature": judge.temperature,
-        "max_tokens": judge.max_tokens,
-    }
+    client = openai_client(**_judge_client_settings())
+    request = _judge_request(judge, goal=goal, response=response, hints=hints)
     try:
         try:
             completion = client.chat.completions.create(
@@ -159,16 +176,70 @@ def _remote_answer(judge: JudgeConfig, *, goal: str, response: str, hints: str) 
             # Many OpenAI-compatible servers refuse json_schema; ask for plain JSON instead.
             completion = client.chat.completions.create(**request)
             structured = False
-    except openai.APITimeoutError:
-        raise _JudgeFailure("timeout") from None
-    except openai.APIStatusError as exc:
-        raise _JudgeFailure("http_error", status=exc.status_code) from None
-    except openai.APIConnectionError:
-        raise _JudgeFailure("connection_error") from None
-    except Exception as exc:  # noqa: BLE001 - e.g. a body that is not JSON at all
-        logger.warning("judge_client_error type=%s", type(exc).__name__)
-        raise _JudgeFailure("client_error") from None
+    except Exception as exc:  # noqa: BLE001 - every client failure becomes a judge failure
+        raise _client_failure(exc) from None
+    return _answer_from(completion, structured=structured)
 
+
+async def _remote_answer_async(judge: JudgeConfig, *, goal: str, response: str, hints: str) -> dict:
+    client = async_openai_client(**_judge_client_settings())
+    request = _judge_request(judge, goal=goal, response=response, hints=hints)
+    try:
+        try:
+            completion = await client.chat.completions.create(
+                **request, response_format={"type": "json_schema", "json_schema": _VERDICT_SCHEMA}
+            )
+            structured = True
+        except openai.BadRequestError:
+            completion = await client.chat.completions.create(**request)
+            structured = False
+    except Exception as exc:  # noqa: BLE001 - every client failure becomes a judge failure
+        raise _client_failure(exc) from None
+    return _answer_from(completion, structured=structured)
+
+
+def _judge_client_settings() -> dict[str, Any]:
+    return {
+        "base_url": settings.OPENAI_BASE_URL,
+        "api_key": settings.OPENAI_API_KEY,
+        "timeout": settings.JUDGE_TIMEOUT_SECONDS,
+        "max_retries": settings.JUDGE_MAX_RETRIES,
+    }
+
+
+def _judge_request(judge: JudgeConfig, *, goal: str, response: str, hints: str) -> dict:
+    prompt = render_rubric(
+        judge.rubric,
+        goal=goal,
+        response=response,
+        hints=hints,
+        scale=judge.rating_scale,
+        threshold=judge.pass_threshold,
+    )
+    return {
+        "model": judge.model,
+        "messages": [
+            {"role": "system", "content": _SYSTEM},
+            {"role": "user", "content": prompt},
+        ],
+        "temperature": judge.temperature,
+        "max_tokens": judge.max_tokens,
+    }
+
+
+def _client_failure(exc: Exception) -> _JudgeFailure:
+    if isinstance(exc, openai.APITimeoutError):
+        return _JudgeFailure("timeout")
+    if isinstance(exc, openai.APIStatusError):
+        return _JudgeFailure("http_error", status=exc.status_code)
+    if isinstance(exc, openai.APIConnectionError):
+        return _JudgeFailure("connection_error")
+    # e.g. a body that is not JSON at all
+    logger.warning("judge_client_error type=%s", type(exc).__name__)
+    return _JudgeFailure("client_error")
+
+
+def _answer_from(completion: Any, *, structured: bool) -> dict:
     try:
         content = completion.choices[0].message.content
     except (AttributeError, IndexError, TypeError):

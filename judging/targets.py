@@ -1,8 +1,9 @@
 """Target models: the model a player attacks, behind one call.
 
 `complete()` sends the challenge's defence (its system prompt) and the player's prompt to
-the configured provider and returns the reply with its token count and duration. Every
-outside failure becomes `TargetError`; callers never see a provider's own exceptions.
+the configured provider and returns the reply with its token count and duration;
+`complete_async()` does the same for async views. Every outside failure becomes
+`TargetError`; callers never see a provider's own exceptions.
 """
 
 import math
@@ -15,7 +16,8 @@ import httpx
 import openai
 
 from core.egress import refusal_in, url_refusal
-from judging.clients import http_client, openai_client
+from core.threads import run_blocking
+from judging.clients import async_openai_client, http_client, openai_client
 
 PROVIDERS = ("offline", "openai", "dify")
 # Model parameters a creator may pass through to an OpenAI-compatible endpoint.
@@ -59,6 +61,25 @@ def complete(*, system_prompt: str, prompt: str, user: str, config: TargetConfig
         return _openai(system_prompt=system_prompt, prompt=prompt, user=user, config=config)
     if config.provider == "dify":
         return _dify(system_prompt=system_prompt, prompt=prompt, user=user, config=config)
+    raise TargetError(f"Unknown target provider '{config.provider}'.")
+
+
+async def complete_async(
+    *, system_prompt: str, prompt: str, user: str, config: TargetConfig
+) -> TargetReply:
+    """`complete()` for async views: the model is awaited, no thread waits on it."""
+    if config.provider == "offline":
+        return _offline(system_prompt=system_prompt, prompt=prompt)
+    if config.provider == "openai":
+        return await _openai_async(
+            system_prompt=system_prompt, prompt=prompt, user=user, config=config
+        )
+    if config.provider == "dify":
+        # Through the sync client on a spare thread, so Dify calls keep the one egress guard
+        # its transport enforces; no database connection is held meanwhile.
+        return await run_blocking(
+            _dify, system_prompt=system_prompt, prompt=prompt, user=user, config=config
+        )
     raise TargetError(f"Unknown target provider '{config.provider}'.")
 
 
@@ -204,28 +225,57 @@ def _elapsed_ms(started: float) -> int:
 
 
 def _openai(*, system_prompt: str, prompt: str, user: str, config: TargetConfig) -> TargetReply:
-    if not config.base_url and not config.api_key:
-        raise TargetError("No OpenAI-compatible endpoint is configured.")
-    if not config.model:
-        raise TargetError("The challenge names no target model.")
+    request = _openai_request(system_prompt=system_prompt, prompt=prompt, user=user, config=config)
     client = openai_client(
         base_url=config.base_url,
         api_key=config.api_key,
         timeout=config.timeout_seconds,
         max_retries=config.max_retries,
     )
+    started = time.monotonic()
+    try:
+        completion = client.chat.completions.create(**request)
+    except openai.OpenAIError as exc:
+        raise TargetError(f"OpenAI-compatible endpoint failed: {type(exc).__name__}") from exc
+    return _openai_reply(completion, elapsed=_elapsed_ms(started))
+
+
+async def _openai_async(
+    *, system_prompt: str, prompt: str, user: str, config: TargetConfig
+) -> TargetReply:
+    request = _openai_request(system_prompt=system_prompt, prompt=prompt, user=user, config=config)
+    client = async_openai_client(
+        base_url=config.base_url,
+        api_key=config.api_key,
+        timeout=config.timeout_seconds,
+        max_retries=config.max_retries,
+    )
+    started = time.monotonic()
+    try:
+        completion = await client.chat.completions.create(**request)
+    except openai.OpenAIError as exc:
+        raise TargetError(f"OpenAI-compatible endpoint failed: {type(exc).__name__}") from exc
+    return _openai_reply(completion, elapsed=_elapsed_ms(started))
+
+
+def _openai_request(*, system_prompt: str, prompt: str, user: str, config: TargetConfig) -> dict:
+    if not config.base_url and not config.api_key:
+        raise TargetError("No OpenAI-compatible endpoint is configured.")
+    if not config.model:
+        raise TargetError("The challenge names no target model.")
     params = {key: config.options[key] for key in OPENAI_PARAMS if key in config.options}
     messages = [{"role": "user", "content": prompt}]
     if system_prompt:
         messages.insert(0, {"role": "system", "content": system_prompt})
-    started = time.monotonic()
-    try:
-        completion = client.chat.completions.create(
-            model=config.model, messages=messages, user=user or openai.NOT_GIVEN, **params
-        )
-    except openai.OpenAIError as exc:
-        raise TargetError(f"OpenAI-compatible endpoint failed: {type(exc).__name__}") from exc
-    elapsed = _elapsed_ms(started)
+    return {
+        "model": config.model,
+        "messages": messages,
+        "user": user or openai.NOT_GIVEN,
+        **params,
+    }
+
+
+def _openai_reply(completion: Any, *, elapsed: int) -> TargetReply:
     if not completion.choices or completion.choices[0].message is None:
         raise TargetError("The endpoint answered without a choice.")
     text = completion.choices[0].message.content or ""

@@ -4,17 +4,18 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from challenges.api.serializers import StrictSerializer
 from challenges.models import ChallengeAttempt
-from challenges.play import PROMPT_MAX_CHARS, attempt_play
+from challenges.play import PROMPT_MAX_CHARS, attempt_play_async
 from challenges.selectors.challenges import challenges_to_play
 from core.api import object_or_404
+from core.async_api import AsyncApiView
 from core.ratelimit import client_ip
+from core.threads import run_orm
 
 
-class AttemptCreateApi(APIView):
+class AttemptCreateApi(AsyncApiView):
     permission_classes = [IsAuthenticated]
 
     class InputSerializer(StrictSerializer):
@@ -32,11 +33,11 @@ class AttemptCreateApi(APIView):
         leaderboard_rank = serializers.IntegerField(allow_null=True)
 
     @extend_schema(request=InputSerializer, responses={201: OutputSerializer})
-    def post(self, request, challenge_id):
-        challenge = object_or_404(challenges_to_play(), challenge_id)
+    async def post(self, request, challenge_id):
+        challenge = await run_orm(object_or_404, challenges_to_play(), challenge_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        result = attempt_play(
+        result = await attempt_play_async(
             challenge=challenge,
             account=request.user,
             prompt=serializer.validated_data["prompt"],

@@ -8,12 +8,12 @@ from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from challenges.api.serializers import StrictSerializer
 from challenges.bridge import services
 from challenges.bridge.auth import BridgeKeyAuthentication
 from challenges.models import BridgeKey
+from core.async_api import AsyncApiView
 from core.parsers import json_object_or_error
 from core.ratelimit import parse_rate, rate_limit_hit
 from judging.judge_config import JUDGE_CONFIG_KEYS, JUDGE_MODEL_RULE, judge_config_errors
@@ -39,7 +39,8 @@ def json_body(raw: bytes) -> dict:
     return json_object_or_error(raw, help_text=BROKEN_BODY_HELP)
 
 
-class BridgeApi(APIView):
+class BridgeApi(AsyncApiView):
+    # Async: judging awaits the judge or a plugin without holding a database connection.
     authentication_classes = [BridgeKeyAuthentication]
     permission_classes = [HasBridgeKey]
     # The body is parsed by json_body from the raw bytes, so every content type is welcome.
@@ -132,9 +133,9 @@ class ChallengeEvaluatorApi(BridgeApi):
         responses=ChallengeEvaluatorOutputSerializer,
         summary="Dify challenge-evaluator node",
     )
-    def post(self, request):
+    async def post(self, request):
         data = self.input(request, ChallengeEvaluatorInputSerializer)
-        result = services.bridge_challenge_evaluate(
+        result = await services.bridge_challenge_evaluate_async(
             key=request.auth,
             workflow_run_id=data["workflow_run_id"],
             output=data["output"],
@@ -214,9 +215,9 @@ class JudgingLlmApi(BridgeApi):
         responses=JudgingLlmOutputSerializer,
         summary="Dify judging-llm node",
     )
-    def post(self, request):
+    async def post(self, request):
         data = self.input(request, JudgingLlmInputSerializer)
-        result = services.bridge_judge(
+        result = await services.bridge_judge_async(
             key=request.auth,
             goal=data["goal"],
             response=data["response"],

@@ -14,15 +14,22 @@ from django.db import IntegrityError, transaction
 
 from challenges.models import BridgeDelivery, BridgeKey, Challenge, ChallengeAttempt
 from challenges.services.attempts import attempt_record
-from challenges.services.evaluation import attempt_custom_score, challenge_evaluate
+from challenges.services.evaluation import (
+    attempt_custom_score,
+    attempt_custom_score_async,
+    challenge_evaluate,
+    challenge_evaluate_async,
+)
 from challenges.services.secrets import secret_value_for
 from core.errors import ApplicationError, NotFoundError
 from core.ratelimit import rate_limit_hit
 from core.redaction import REDACTED, redact_secrets
+from core.threads import run_orm
 from judging.errors import JudgeConfigError
-from judging.llm_judge import judge_with_llm
+from judging.llm_judge import judge_with_llm, judge_with_llm_async
 from judging.rules import PatternError, compile_pattern, evaluate_rule
 from judging.verdicts import Verdict
+from players.models import EndUser
 from players.services import end_user_for_external_id
 
 logger = logging.getLogger(__name__)
@@ -139,27 +146,35 @@ def _store(
     return BridgeAnswer(body)
 
 
-def bridge_challenge_evaluate(
+@dataclass(frozen=True)
+class _EvaluationPlan:
+    """What a challenge-evaluator call read from the database before judging."""
+
+    challenge: Challenge
+    end_user: EndUser | None
+    secret: str | None
+    hidden_names: list[str]
+    hidden: list[str]
+
+
+def _evaluation_start(
     *,
     key: BridgeKey,
     workflow_run_id: str,
     output: str,
-    challenge_ref: str = "",
-    inline: dict[str, Any] | None = None,
-    user: str = "",
-    prompt: str = "",
-    tokens_total: int | None = None,
-    elapsed_ms: int | None = None,
-    variables: dict[str, Any] | None = None,
-    mask_variables: list[str] | None = None,
-) -> BridgeAnswer:
+    challenge_ref: str,
+    inline: dict[str, Any] | None,
+    user: str,
+    variables: dict[str, Any],
+    mask_variables: list[str] | None,
+) -> BridgeAnswer | _EvaluationPlan:
+    """A finished answer (a replay, or an inline rule) or the plan for judging a challenge."""
     workspace_id = key.workspace_id
     stored = _stored_answer(
         workspace_id=workspace_id, endpoint=EVALUATOR, workflow_run_id=workflow_run_id
     )
     if stored is not None:
         return BridgeAnswer(stored, replayed=True)
-    variables = variables or {}
 
     if not challenge_ref:
         hidden_names = list(mask_variables or [])
@@ -180,7 +195,6 @@ def bridge_challenge_evaluate(
 
     challenge = _challenge_in_workspace(workspace_id=workspace_id, ref=challenge_ref)
     hidden_names = list(challenge.mask_variables or []) + list(mask_variables or [])
-    hidden = _masked_values(variables, hidden_names)
     end_user = None
     if user.startswith("account:"):
         # That form names a logged-in player's own EndUser; a Dify run must not claim it.
@@ -200,28 +214,36 @@ def bridge_challenge_evaluate(
             limit=challenge.max_attempts_per_hour,
             window_seconds=3600,
         )
-    secret = secret_value_for(challenge=challenge)
-    verdict = challenge_evaluate(
+    return _EvaluationPlan(
         challenge=challenge,
-        output=output,
-        prompt=prompt,
-        variables=variables_masked(variables, hidden_names),
+        end_user=end_user,
+        secret=secret_value_for(challenge=challenge),
+        hidden_names=hidden_names,
+        hidden=_masked_values(variables, hidden_names),
     )
-    custom_score = None
-    if end_user is not None:
-        # A scorer plugin runs in a subprocess: keep it out of the transaction below.
-        custom_score = attempt_custom_score(
-            challenge=challenge, verdict=verdict, tokens_total=tokens_total, elapsed_ms=elapsed_ms
-        )
-    body = _answer_body(verdict=verdict, output=output, secret=secret, hidden=hidden)
+
+
+def _evaluation_finish(
+    *,
+    plan: _EvaluationPlan,
+    key: BridgeKey,
+    workflow_run_id: str,
+    output: str,
+    prompt: str,
+    tokens_total: int | None,
+    elapsed_ms: int | None,
+    verdict: Verdict,
+    custom_score: float | None,
+) -> BridgeAnswer:
+    body = _answer_body(verdict=verdict, output=output, secret=plan.secret, hidden=plan.hidden)
 
     def record() -> ChallengeAttempt:
         return attempt_record(
-            challenge=challenge,
-            end_user=end_user,
+            challenge=plan.challenge,
+            end_user=plan.end_user,
             verdict=verdict,
-            prompt=redact_secrets(prompt, hidden),
-            response=redact_secrets(output, hidden),
+            prompt=redact_secrets(prompt, plan.hidden),
+            response=redact_secrets(output, plan.hidden),
             tokens_total=tokens_total,
             elapsed_ms=elapsed_ms,
             source=ChallengeAttempt.Source.BRIDGE,
@@ -230,17 +252,130 @@ def bridge_challenge_evaluate(
             custom_score=custom_score,
         )
 
+    recorded = plan.end_user is not None
     answer = _store(
-        workspace_id=workspace_id,
+        workspace_id=key.workspace_id,
         endpoint=EVALUATOR,
         workflow_run_id=workflow_run_id,
         body=body,
-        record=record if end_user is not None else None,
+        record=record if recorded else None,
     )
-    _log(
-        key, EVALUATOR, workflow_run_id, verdict, recorded=end_user is not None, challenge=challenge
-    )
+    _log(key, EVALUATOR, workflow_run_id, verdict, recorded=recorded, challenge=plan.challenge)
     return answer
+
+
+def bridge_challenge_evaluate(
+    *,
+    key: BridgeKey,
+    workflow_run_id: str,
+    output: str,
+    challenge_ref: str = "",
+    inline: dict[str, Any] | None = None,
+    user: str = "",
+    prompt: str = "",
+    tokens_total: int | None = None,
+    elapsed_ms: int | None = None,
+    variables: dict[str, Any] | None = None,
+    mask_variables: list[str] | None = None,
+) -> BridgeAnswer:
+    variables = variables or {}
+    plan = _evaluation_start(
+        key=key,
+        workflow_run_id=workflow_run_id,
+        output=output,
+        challenge_ref=challenge_ref,
+        inline=inline,
+        user=user,
+        variables=variables,
+        mask_variables=mask_variables,
+    )
+    if isinstance(plan, BridgeAnswer):
+        return plan
+    verdict = challenge_evaluate(
+        challenge=plan.challenge,
+        output=output,
+        prompt=prompt,
+        variables=variables_masked(variables, plan.hidden_names),
+    )
+    custom_score = None
+    if plan.end_user is not None:
+        # A scorer plugin runs in a subprocess: keep it out of the transaction that records.
+        custom_score = attempt_custom_score(
+            challenge=plan.challenge,
+            verdict=verdict,
+            tokens_total=tokens_total,
+            elapsed_ms=elapsed_ms,
+        )
+    return _evaluation_finish(
+        plan=plan,
+        key=key,
+        workflow_run_id=workflow_run_id,
+        output=output,
+        prompt=prompt,
+        tokens_total=tokens_total,
+        elapsed_ms=elapsed_ms,
+        verdict=verdict,
+        custom_score=custom_score,
+    )
+
+
+async def bridge_challenge_evaluate_async(
+    *,
+    key: BridgeKey,
+    workflow_run_id: str,
+    output: str,
+    challenge_ref: str = "",
+    inline: dict[str, Any] | None = None,
+    user: str = "",
+    prompt: str = "",
+    tokens_total: int | None = None,
+    elapsed_ms: int | None = None,
+    variables: dict[str, Any] | None = None,
+    mask_variables: list[str] | None = None,
+) -> BridgeAnswer:
+    """`bridge_challenge_evaluate` for async views: the ORM runs before and after, and the
+    judge or plugin is awaited with no database connection held (SPEC §4c)."""
+    variables = variables or {}
+    plan = await run_orm(
+        _evaluation_start,
+        key=key,
+        workflow_run_id=workflow_run_id,
+        output=output,
+        challenge_ref=challenge_ref,
+        inline=inline,
+        user=user,
+        variables=variables,
+        mask_variables=mask_variables,
+    )
+    if isinstance(plan, BridgeAnswer):
+        return plan
+    verdict = await challenge_evaluate_async(
+        challenge=plan.challenge,
+        secret=plan.secret,
+        output=output,
+        prompt=prompt,
+        variables=variables_masked(variables, plan.hidden_names),
+    )
+    custom_score = None
+    if plan.end_user is not None:
+        custom_score = await attempt_custom_score_async(
+            challenge=plan.challenge,
+            verdict=verdict,
+            tokens_total=tokens_total,
+            elapsed_ms=elapsed_ms,
+        )
+    return await run_orm(
+        _evaluation_finish,
+        plan=plan,
+        key=key,
+        workflow_run_id=workflow_run_id,
+        output=output,
+        prompt=prompt,
+        tokens_total=tokens_total,
+        elapsed_ms=elapsed_ms,
+        verdict=verdict,
+        custom_score=custom_score,
+    )
 
 
 def bridge_judge(
@@ -252,17 +387,48 @@ def bridge_judge(
     hints: str = "",
     workflow_run_id: str = "",
 ) -> BridgeAnswer:
-    workspace_id = key.workspace_id
-    if workflow_run_id:
-        stored = _stored_answer(
-            workspace_id=workspace_id, endpoint=JUDGE, workflow_run_id=workflow_run_id
-        )
-        if stored is not None:
-            return BridgeAnswer(stored, replayed=True)
+    stored = _judge_replay(key=key, workflow_run_id=workflow_run_id)
+    if stored is not None:
+        return stored
     try:
         verdict = judge_with_llm(goal=goal, response=response, config=config, hints=hints)
     except JudgeConfigError as exc:
         raise ApplicationError(str(exc), code="invalid") from None
+    return _judge_store(key=key, workflow_run_id=workflow_run_id, verdict=verdict)
+
+
+async def bridge_judge_async(
+    *,
+    key: BridgeKey,
+    goal: str,
+    response: str,
+    config: dict[str, Any],
+    hints: str = "",
+    workflow_run_id: str = "",
+) -> BridgeAnswer:
+    """`bridge_judge` for async views: the judge is awaited with no database connection held."""
+    stored = await run_orm(_judge_replay, key=key, workflow_run_id=workflow_run_id)
+    if stored is not None:
+        return stored
+    try:
+        verdict = await judge_with_llm_async(
+            goal=goal, response=response, config=config, hints=hints
+        )
+    except JudgeConfigError as exc:
+        raise ApplicationError(str(exc), code="invalid") from None
+    return await run_orm(_judge_store, key=key, workflow_run_id=workflow_run_id, verdict=verdict)
+
+
+def _judge_replay(*, key: BridgeKey, workflow_run_id: str) -> BridgeAnswer | None:
+    if not workflow_run_id:
+        return None
+    stored = _stored_answer(
+        workspace_id=key.workspace_id, endpoint=JUDGE, workflow_run_id=workflow_run_id
+    )
+    return BridgeAnswer(stored, replayed=True) if stored is not None else None
+
+
+def _judge_store(*, key: BridgeKey, workflow_run_id: str, verdict: Verdict) -> BridgeAnswer:
     body: dict[str, Any] = {
         "judge_passed": verdict.passed,
         "judge_rating": verdict.rating,
@@ -272,7 +438,7 @@ def bridge_judge(
         body["judge_raw"] = verdict.raw
     _log(key, JUDGE, workflow_run_id, verdict, recorded=False)
     return _store(
-        workspace_id=workspace_id, endpoint=JUDGE, workflow_run_id=workflow_run_id, body=body
+        workspace_id=key.workspace_id, endpoint=JUDGE, workflow_run_id=workflow_run_id, body=body
     )
 
 

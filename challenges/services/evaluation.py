@@ -10,8 +10,9 @@ from challenges.services.secrets import fill_secret, secret_value_for
 from core.disguises import secret_shows_in
 from core.errors import ApplicationError
 from core.redaction import redact_secrets
+from core.threads import run_blocking
 from judging.errors import JudgeConfigError
-from judging.llm_judge import judge_with_llm
+from judging.llm_judge import judge_with_llm, judge_with_llm_async
 from judging.plugins import evaluate_with_plugin, score_with_plugin
 from judging.rules import evaluate_rule
 from judging.verdicts import Verdict
@@ -36,16 +37,21 @@ def challenge_evaluate(
     masked.
     """
     secret = secret_value_for(challenge=challenge)
+    judged, echoed = _output_to_judge(output=output, prompt=prompt, secret=secret)
+    verdict = _evaluate(challenge=challenge, output=judged, secret=secret, variables=variables)
+    return _echo_explained(verdict, output=output, secret=secret, echoed=echoed)
+
+
+def _output_to_judge(*, output: str, prompt: str, secret: str | None) -> tuple[str, bool]:
+    """The output with any secret the prompt already held masked out, and whether it did."""
     output = output or ""
     if not secret or secret_shows_in(prompt or "", secret) is None:
-        return _evaluate(challenge=challenge, output=output, secret=secret, variables=variables)
-    verdict = _evaluate(
-        challenge=challenge,
-        output=redact_secrets(output, [secret]),
-        secret=secret,
-        variables=variables,
-    )
-    if not verdict.passed and secret_shows_in(output, secret) is not None:
+        return output, False
+    return redact_secrets(output, [secret]), True
+
+
+def _echo_explained(verdict: Verdict, *, output: str, secret: str | None, echoed: bool) -> Verdict:
+    if echoed and not verdict.passed and secret_shows_in(output or "", secret) is not None:
         return dataclasses.replace(verdict, feedback=ECHO_FEEDBACK)
     return verdict
 
@@ -63,24 +69,83 @@ def _evaluate(
                 goal=challenge.goal, response=output or "", config=challenge.judge_config
             )
         except JudgeConfigError as exc:
-            raise ApplicationError(
-                f"This challenge's judge settings are invalid: {exc}",
-                code="judge_misconfigured",
-                status=422,
-            ) from None
+            raise _judge_misconfigured(exc) from None
         return dataclasses.replace(verdict, feedback=redact_secrets(verdict.feedback, [secret]))
     if challenge.evaluator_type == Challenge.EvaluatorType.CUSTOM:
-        verdict = evaluate_with_plugin(
-            plugin_id=challenge.evaluator_plugin_id,
-            entrypoint=challenge.evaluator_entrypoint,
-            goal=challenge.goal,
-            response=output or "",
-            config=challenge.evaluator_config,
-            ctx={**_plugin_context(challenge), "variables": variables or {}},
-            mask_variables=challenge.mask_variables or [],
-            secrets=[secret] if secret else [],
+        return _plugin_verdict(
+            challenge=challenge, secret=secret, output=output, variables=variables
         )
+    return _rule_verdict(challenge=challenge, secret=secret, output=output)
+
+
+async def challenge_evaluate_async(
+    *,
+    challenge: Challenge,
+    secret: str | None,
+    output: str,
+    prompt: str = "",
+    variables: dict[str, Any] | None = None,
+) -> Verdict:
+    """`challenge_evaluate` for async views; touches no database.
+
+    The caller looks the secret up (`secret_value_for`) before, with the rest of its ORM
+    work: the judge is awaited and a plugin runs on a spare thread, neither holding a
+    database connection. The echo rule applies as in `challenge_evaluate`.
+    """
+    judged, echoed = _output_to_judge(output=output, prompt=prompt, secret=secret)
+    verdict = await _evaluate_async(
+        challenge=challenge, output=judged, secret=secret, variables=variables
+    )
+    return _echo_explained(verdict, output=output, secret=secret, echoed=echoed)
+
+
+async def _evaluate_async(
+    *,
+    challenge: Challenge,
+    output: str,
+    secret: str | None,
+    variables: dict[str, Any] | None,
+) -> Verdict:
+    if challenge.evaluator_type == Challenge.EvaluatorType.LLM_JUDGE:
+        try:
+            verdict = await judge_with_llm_async(
+                goal=challenge.goal, response=output or "", config=challenge.judge_config
+            )
+        except JudgeConfigError as exc:
+            raise _judge_misconfigured(exc) from None
         return dataclasses.replace(verdict, feedback=redact_secrets(verdict.feedback, [secret]))
+    if challenge.evaluator_type == Challenge.EvaluatorType.CUSTOM:
+        return await run_blocking(
+            _plugin_verdict, challenge=challenge, secret=secret, output=output, variables=variables
+        )
+    return _rule_verdict(challenge=challenge, secret=secret, output=output)
+
+
+def _judge_misconfigured(exc: JudgeConfigError) -> ApplicationError:
+    return ApplicationError(
+        f"This challenge's judge settings are invalid: {exc}",
+        code="judge_misconfigured",
+        status=422,
+    )
+
+
+def _plugin_verdict(
+    *, challenge: Challenge, secret: str | None, output: str, variables: dict[str, Any] | None
+) -> Verdict:
+    verdict = evaluate_with_plugin(
+        plugin_id=challenge.evaluator_plugin_id,
+        entrypoint=challenge.evaluator_entrypoint,
+        goal=challenge.goal,
+        response=output or "",
+        config=challenge.evaluator_config,
+        ctx={**_plugin_context(challenge), "variables": variables or {}},
+        mask_variables=challenge.mask_variables or [],
+        secrets=[secret] if secret else [],
+    )
+    return dataclasses.replace(verdict, feedback=redact_secrets(verdict.feedback, [secret]))
+
+
+def _rule_verdict(*, challenge: Challenge, secret: str | None, output: str) -> Verdict:
     regex = challenge.success_type == Challenge.SuccessType.REGEX
     pattern = fill_secret(challenge.success_pattern, secret, regex=regex)
     rule = evaluate_rule(success_type=challenge.success_type, pattern=pattern, output=output or "")
@@ -123,4 +188,23 @@ def attempt_custom_score(
         },
         config=challenge.scoring_config,
         ctx=_plugin_context(challenge),
+    )
+
+
+async def attempt_custom_score_async(
+    *,
+    challenge: Challenge,
+    verdict: Verdict,
+    tokens_total: int | None = None,
+    elapsed_ms: int | None = None,
+) -> float | None:
+    """`attempt_custom_score` for async views: the scorer plugin runs on a spare thread."""
+    if challenge.scoring_strategy != Challenge.Strategy.CUSTOM or not verdict.passed:
+        return None
+    return await run_blocking(
+        attempt_custom_score,
+        challenge=challenge,
+        verdict=verdict,
+        tokens_total=tokens_total,
+        elapsed_ms=elapsed_ms,
     )
