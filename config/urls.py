@@ -18,6 +18,8 @@ urlpatterns = [
     path("bridge/", include("challenges.urls_bridge")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/v1/", include("redblue.arena.urls")),
+    path("api/", include("redblue.arena.urls")),
     path("health", health),
     path("profile/", include("players.urls_pages")),
     path("", include("challenges.urls_pages")),
