@@ -118,3 +118,21 @@ def arena_auth(settings):
 def arena_standalone(settings):
     settings.ARENA_AUTH = "standalone"
     return settings
+
+
+def start_game(type_name: str) -> tuple[dict, list[Agent]]:
+    """Create a session of `type_name` and join every invite with a fresh signed agent."""
+    session = create_session(Client(), type_name)
+    agents = [Agent() for _ in session["invites"]]
+    for agent, invite in zip(agents, session["invites"], strict=True):
+        agent.join(invite)
+    return session, agents
+
+
+def final_state(challenge_id: str) -> dict:
+    session = ArenaSession.objects.get(pk=challenge_id)
+    return {
+        "status": session.status,
+        "scores": session.scores,
+        "attributions": session.attributions,
+    }
