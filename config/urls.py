@@ -22,5 +22,6 @@ urlpatterns = [
     path("api/", include("redblue.arena.urls")),
     path("health", health),
     path("profile/", include("players.urls_pages")),
+    path("arena/", include("redblue.arena.urls_pages")),
     path("", include("challenges.urls_pages")),
 ]

@@ -275,3 +275,39 @@ def open_sessions_count_by_type() -> dict[str, int]:
         open=Count("pk", filter=Q(status=ArenaSession.Status.OPEN))
     )
     return {row["challenge_type_id"]: row["open"] for row in rows}
+
+
+# --- pages -------------------------------------------------------------------------
+
+
+def site_viewer_invite(*, session: ArenaSession, account) -> str | None:
+    """The invite a logged-in site user plays with in this session, if any."""
+    if account is None or not account.is_authenticated:
+        return None
+    user = ArenaUser.objects.filter(account=account).first()
+    return viewer_invite(session=session, user_id=user.user_id) if user else None
+
+
+def transcript(
+    *, session: ArenaSession, viewer: str | None, after: dict[str, int] | None = None
+) -> list[dict[str, Any]]:
+    """Both channels of a session, oldest first, from the given next indexes on."""
+    after = after or {}
+    channels = Q()
+    for channel in (session.operator_channel, session.chat_channel):
+        channels |= Q(channel=channel, index__gte=after.get(channel, 0))
+    messages = ArenaMessage.objects.filter(channels).order_by("timestamp_ms", "pk")
+    return [message_json(message, viewer=viewer) for message in messages]
+
+
+def scatter_points(*, challenge_type: str) -> list[tuple[str, float, float]]:
+    entries = list(ScoringEntry.objects.filter(challenge_type=challenge_type, strategy="average"))
+    profiles = arena_profiles(user_ids=[entry.player_id for entry in entries])
+    return [
+        (
+            profiles.get(entry.player_id, {}).get("username") or entry.player_id[:10],
+            float(entry.metrics.get("average:security", 0)),
+            float(entry.metrics.get("average:utility", 0)),
+        )
+        for entry in entries
+    ]
