@@ -2,6 +2,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.urls import re_path
 
 from challenges.routing import websocket_urlpatterns as challenge_websockets
+from redblue.routing import websocket_urlpatterns as arena_websockets
 
 
 class UnknownPathConsumer(AsyncWebsocketConsumer):
@@ -14,5 +15,6 @@ class UnknownPathConsumer(AsyncWebsocketConsumer):
 
 websocket_urlpatterns = [
     *challenge_websockets,
+    *arena_websockets,
     re_path(r"", UnknownPathConsumer.as_asgi()),
 ]

@@ -272,6 +272,20 @@ BRIDGE_ENCRYPTION_KEY = env.str("BRIDGE_ENCRYPTION_KEY", default="")
 # empty means derived from SECRET_KEY. Rotate: new key first, `manage.py rotatesecretkeys`.
 SECRET_ENCRYPTION_KEYS = env.list("SECRET_ENCRYPTION_KEYS", default=[])
 
+# --- Arena (SpecArena protocol, redblue/arena/) -------------------------------------
+# "auth": Ed25519-signed joins and HMAC session keys; "standalone": identity from `from`.
+ARENA_AUTH = env.str("ARENA_AUTH", default="standalone" if DEBUG else "auth")
+if ARENA_AUTH not in ("auth", "standalone"):
+    raise ImproperlyConfigured("ARENA_AUTH must be 'auth' or 'standalone'.")
+# Keys the session-key HMAC; empty means derived from SECRET_KEY.
+ARENA_SESSION_SECRET = env.str("ARENA_SESSION_SECRET", default="")
+ARENA_STALE_SESSION_MINUTES = env.int("ARENA_STALE_SESSION_MINUTES", default=10)
+ARENA_SCORING_STRATEGIES = env.list(
+    "ARENA_SCORING_STRATEGIES", default=["average", "win-rate", "red-team", "consecutive"]
+)
+ARENA_GLOBAL_STRATEGY = env.str("ARENA_GLOBAL_STRATEGY", default="global-average")
+ARENA_SSE_PING_SECONDS = env.float("ARENA_SSE_PING_SECONDS", default=30.0)
+
 # --- I18N, static -----------------------------------------------------------------
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -39,9 +39,13 @@ urlpatterns = [
     path("bridge/", include("challenges.urls_bridge")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", api_docs, name="api-docs"),
+    path("api/v1/", include("redblue.arena.urls")),
+    path("api/", include("redblue.arena.urls")),
     path("health", health),
     path("profile/", include("players.urls_pages")),
+    path("arena/", include("redblue.arena.urls_pages")),
     path("", include("challenges.urls_pages")),
-    # Last, so it only catches what no route knows: the API prefixes answer a JSON 404.
-    re_path(r"^(?:console/api|web/api|bridge|api)(?:/(?P<path>.*))?$", api_not_found),
+    # Last, so it only catches what no route knows: the API prefixes answer a JSON 404
+    # (under /api/ the arena's own urls answer in SpecArena's error shape).
+    re_path(r"^(?:console/api|web/api|bridge)(?:/(?P<path>.*))?$", api_not_found),
 ]

@@ -62,8 +62,6 @@ def test_it_refuses_unknown_fields_on_the_judge(bridge_api):
         "/console/api/",
         "/bridge/dify/nope",
         "/bridge/",
-        "/api/nope",
-        "/api/v1/challenges",
     ],
 )
 @pytest.mark.parametrize("method", ["get", "post", "delete"])
@@ -73,6 +71,13 @@ def test_it_answers_unknown_api_paths_with_the_json_error(anon_api, creator_api,
         assert response.status_code == 404
         assert response["Content-Type"] == "application/json"
         assert response.json()["error"]["code"] == "not_found"
+
+
+@pytest.mark.parametrize("path", ["/api/nope", "/api/v1/nope/deeper"])
+def test_it_answers_unknown_arena_paths_in_the_arena_error_shape(anon_api, path):
+    response = anon_api.get(path)
+    assert response.status_code == 404
+    assert response.json() == {"error": "Not found", "code": "NOT_FOUND"}
 
 
 def test_it_still_answers_pages_with_html(anon_api):

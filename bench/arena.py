@@ -1,0 +1,221 @@
+"""Arena benchmark: psi games played to the end by scripted agents over HTTP.
+
+    .venv/bin/python bench/arena.py                  # 200 concurrent sessions, 2 workers
+    .venv/bin/python bench/arena.py --sessions 400 --workers 3
+
+Serves the app with uvicorn (auth mode) on PostgreSQL (DATABASE_URL, default database
+phc_arena, migrated) and Redis (REDIS_URL, default db 11: channel layer and cache). Every
+session runs at once: one agent pair per session, each with its own Ed25519 key, signs its
+join, reads its private set from /api/arena/sync, sends it on the chat channel, polls
+/api/chat/sync for the other's set, and sends its one `guess` of the intersection. Prints
+games per second (from the first create to the last game ended) and the latency of
+`POST /api/arena/message` (p50, p99, max).
+"""
+
+import argparse
+import asyncio
+import hashlib
+import logging
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+import httpx
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/phc_arena")
+os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/11")
+os.environ.setdefault("TESTING", "true")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
+
+
+def migrate() -> None:
+    if connection.vendor != "postgresql":
+        sys.exit("This benchmark needs PostgreSQL: set DATABASE_URL=postgres://…")
+    call_command("migrate", verbosity=0, interactive=False)
+    connection.close()
+
+
+def serve(port: int, workers: int) -> subprocess.Popen:
+    env = {
+        **os.environ,
+        "TESTING": "false",
+        "DEBUG": "false",
+        "ARENA_AUTH": "auth",
+        "SECRET_KEY": os.environ.get("SECRET_KEY", "bench-only-" + uuid.uuid4().hex),
+        "SECURE_SSL_REDIRECT": "false",
+        "SECURE_COOKIES": "false",
+        "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
+        "DB_POOL_SIZE": os.environ.get("DB_POOL_SIZE", "8"),
+    }
+    command = [
+        str(ROOT / ".venv/bin/uvicorn"),
+        "config.asgi:application",
+        "--host=127.0.0.1",
+        f"--port={port}",
+        f"--workers={workers}",
+        "--no-access-log",
+        "--log-level=warning",
+        "--lifespan=off",
+    ]
+    server = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1):
+                return server
+        except OSError:
+            time.sleep(0.2)
+    stop(server)
+    sys.exit("uvicorn did not start within 30 s")
+
+
+def stop(server: subprocess.Popen) -> None:
+    os.killpg(server.pid, signal.SIGTERM)
+    try:
+        server.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(server.pid, signal.SIGKILL)
+
+
+# How often a waiting agent asks for the other's chat message: a patient agent, not a spin.
+POLL_SECONDS = 0.5
+
+
+class Player:
+    def __init__(self, client: httpx.AsyncClient, message_latencies: list[float]) -> None:
+        self.client = client
+        self.latencies = message_latencies
+        self.key = Ed25519PrivateKey.generate()
+        self.public_hex = (
+            self.key.public_key()
+            .public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
+            .hex()
+        )
+        self.user_id = hashlib.sha256(self.public_hex.encode()).hexdigest()
+
+    async def call(self, method: str, path: str, **kwargs) -> dict:
+        response = await self.client.request(method, path, **kwargs)
+        if response.status_code != 200:
+            raise RuntimeError(f"{method} {path}: {response.status_code} {response.text}")
+        return response.json()
+
+    async def play(self, invite: str) -> None:
+        stamp = int(time.time() * 1000)
+        joined = await self.call(
+            "POST",
+            "/api/v1/arena/join",
+            json={
+                "invite": invite,
+                "publicKey": self.public_hex,
+                "signature": self.key.sign(f"arena:v1:join:{invite}:{stamp}".encode()).hex(),
+                "timestamp": stamp,
+            },
+        )
+        game = joined["ChallengeID"]
+        auth = {"Authorization": f"Bearer {joined['sessionKey']}"}
+        told = await self.call("GET", "/api/v1/arena/sync", params={"channel": game}, headers=auth)
+        mine = next(m["content"] for m in told["messages"] if m["to"] == invite)
+        my_set = {int(n) for n in re.findall(r"\d+", mine)}
+        await self.call(
+            "POST",
+            "/api/v1/chat/send",
+            json={"channel": game, "content": " ".join(map(str, sorted(my_set)))},
+            headers=auth,
+        )
+        while True:
+            chat = await self.call(
+                "GET", "/api/v1/chat/sync", params={"channel": game}, headers=auth
+            )
+            theirs = [m for m in chat["messages"] if m["from"] != invite]
+            if theirs:
+                break
+            await asyncio.sleep(POLL_SECONDS)
+        other = {int(n) for n in re.findall(r"\d+", theirs[0]["content"])}
+        started = time.perf_counter()
+        await self.call(
+            "POST",
+            "/api/v1/arena/message",
+            json={
+                "challengeId": game,
+                "messageType": "guess",
+                "content": " ".join(map(str, sorted(my_set & other))),
+            },
+            headers=auth,
+        )
+        self.latencies.append(time.perf_counter() - started)
+
+
+async def one_game(client: httpx.AsyncClient, latencies: list[float]) -> None:
+    response = await client.post("/api/v1/challenges/psi")
+    response.raise_for_status()
+    session = response.json()
+    await asyncio.gather(*(Player(client, latencies).play(invite) for invite in session["invites"]))
+
+
+async def run(port: int, sessions: int, connections: int) -> tuple[float, list[float]]:
+    latencies: list[float] = []
+    # 200 games at once share a bounded set of keep-alive connections, like agents behind a proxy.
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+    async with httpx.AsyncClient(
+        base_url=f"http://127.0.0.1:{port}", limits=limits, timeout=120
+    ) as client:
+        started = time.perf_counter()
+        await asyncio.gather(*(one_game(client, latencies) for _ in range(sessions)))
+        return time.perf_counter() - started, latencies
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def main() -> None:
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=200)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--port", type=int, default=8731)
+    parser.add_argument("--connections", type=int, default=64)
+    args = parser.parse_args()
+    migrate()
+    server = serve(args.port, args.workers)
+    try:
+        elapsed, latencies = asyncio.run(run(args.port, args.sessions, args.connections))
+    finally:
+        stop(server)
+    from redblue.models import ArenaSession
+
+    ended = ArenaSession.objects.filter(status="ended").count()
+    print(
+        f"{args.sessions} concurrent psi sessions, {args.workers} uvicorn workers, "
+        f"{args.connections} client connections"
+    )
+    print(f"played to the end in {elapsed:.2f} s: {args.sessions / elapsed:.1f} games/s")
+    print(
+        f"POST /api/arena/message ({len(latencies)} calls): "
+        f"p50 {statistics.median(latencies) * 1000:.0f} ms, "
+        f"p99 {percentile(latencies, 0.99) * 1000:.0f} ms, max {max(latencies) * 1000:.0f} ms"
+    )
+    print(f"sessions ended in the database (all runs): {ended}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,429 @@
+"""The SpecArena HTTP API (SPEC §5 Arena), under /api/ and /api/v1/.
+
+Plain Django views: this surface has SpecArena's own error shape `{"error", "code"?}`, not
+the DRF one of the rest of the site. Identity is the player's invite code, read from an
+HMAC session key (auth mode) or from `from` (standalone mode).
+"""
+
+import json
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponseNotAllowed, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from redblue.arena import auth, selectors, services
+from redblue.arena.services import ArenaError
+
+MAX_LIMIT = 100
+
+
+def error(message: str, *, status: int = 400, code: str | None = None) -> JsonResponse:
+    body: dict[str, Any] = {"error": message}
+    if code:
+        body["code"] = code
+    return JsonResponse(body, status=status)
+
+
+def arena_view(view: Callable) -> Callable:
+    """Renders ArenaError as SpecArena's error shape; CSRF does not apply (no cookies)."""
+
+    @csrf_exempt
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args, **kwargs):
+        try:
+            response = view(request, *args, **kwargs)
+        except ArenaError as refusal:
+            return error(refusal.message, status=refusal.status, code=refusal.code)
+        if isinstance(response, HttpResponseNotAllowed):
+            refused = error("Method not allowed", status=405, code="METHOD_NOT_ALLOWED")
+            refused["Allow"] = response["Allow"]
+            return refused
+        return response
+
+    return wrapped
+
+
+def _body(request: HttpRequest) -> dict[str, Any]:
+    if not request.body:
+        return {}
+    try:
+        data = json.loads(request.body)
+    except (ValueError, UnicodeDecodeError):
+        raise ArenaError("Invalid JSON in request body") from None
+    if not isinstance(data, dict):
+        raise ArenaError("The request body must be a JSON object.")
+    return data
+
+
+def _text(data: dict[str, Any], name: str, *, required: bool = True, limit: int = 10_000) -> str:
+    value = data.get(name)
+    if value is None or value == "":
+        if required:
+            raise ArenaError(f"{name} is required")
+        return ""
+    if not isinstance(value, str):
+        raise ArenaError(f"{name} must be a string")
+    if len(value) > limit:
+        raise ArenaError(f"{name} is longer than {limit} characters")
+    return value
+
+
+def _int(value: Any, name: str, *, default: int, minimum: int = 0) -> int:
+    if value is None or value == "":
+        return default
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ArenaError(f"{name} must be an integer") from None
+    if number < minimum:
+        raise ArenaError(f"{name} must be at least {minimum}")
+    return number
+
+
+def _page(request: HttpRequest, *, default_limit: int = 50) -> tuple[int, int]:
+    limit = min(
+        _int(request.GET.get("limit"), "limit", default=default_limit, minimum=1), MAX_LIMIT
+    )
+    return limit, _int(request.GET.get("offset"), "offset", default=0)
+
+
+def _session_key(request: HttpRequest) -> str:
+    header = request.headers.get("Authorization", "")
+    if header.startswith("Bearer "):
+        return header[7:].strip()
+    return request.GET.get("key", "")
+
+
+def viewer_identity(
+    request: HttpRequest, *, channel: str, body: dict[str, Any] | None = None
+) -> str | None:
+    """The invite code the caller plays as in the session of `channel`, or None (a viewer).
+
+    A session key that does not verify for that session is refused (401), never silently
+    downgraded. `from` is believed only in standalone mode."""
+    key = _session_key(request)
+    if key:
+        session = selectors.arena_session(session_id=channel) if channel else None
+        if session is None:
+            return None
+        player_index = auth.session_key_player_index(key=key, challenge_id=str(session.pk))
+        if player_index is None:
+            raise ArenaError("Authentication required", code="AUTH_REQUIRED", status=401)
+        return session.players[player_index] if player_index < len(session.players) else None
+    if settings.ARENA_AUTH == "standalone":
+        claimed = (body or {}).get("from") or request.GET.get("from")
+        return str(claimed) if claimed else None
+    return None
+
+
+def _required_identity(request: HttpRequest, *, channel: str, body: dict[str, Any]) -> str:
+    identity = viewer_identity(request, channel=channel, body=body)
+    if not identity:
+        if settings.ARENA_AUTH == "standalone":
+            raise ArenaError("from is required")
+        raise ArenaError("Authentication required", code="AUTH_REQUIRED", status=401)
+    return identity
+
+
+# --- metadata and sessions ---------------------------------------------------------
+
+
+@arena_view
+@require_GET
+def metadata_list(request: HttpRequest) -> JsonResponse:
+    return JsonResponse(selectors.arena_metadata_all())
+
+
+@arena_view
+@require_GET
+def metadata_detail(request: HttpRequest, name: str) -> JsonResponse:
+    found = selectors.arena_metadata(name=name)
+    if found is None:
+        return error("Challenge not found", status=404, code="NOT_FOUND")
+    return JsonResponse(found)
+
+
+def _session_page(
+    request: HttpRequest, *, challenge_type: str | None, default_limit: int
+) -> JsonResponse:
+    status = request.GET.get("status") or None
+    if status and status not in ("open", "active", "ended"):
+        raise ArenaError("status must be one of open, active, ended")
+    limit, offset = _page(request, default_limit=default_limit)
+    sessions = selectors.arena_sessions(challenge_type=challenge_type, status=status)
+    page = list(sessions[offset : offset + limit])
+    return JsonResponse(
+        {
+            "challenges": [selectors.session_json(session) for session in page],
+            "total": sessions.count(),
+            "limit": limit,
+            "offset": offset,
+            "profiles": selectors.profiles_for_sessions(page),
+        }
+    )
+
+
+@arena_view
+@require_GET
+def sessions_list(request: HttpRequest) -> JsonResponse:
+    return _session_page(request, challenge_type=None, default_limit=50)
+
+
+@arena_view
+@require_http_methods(["GET", "POST"])
+def sessions_of_type(request: HttpRequest, name: str) -> JsonResponse:
+    if request.method == "POST":
+        session = services.arena_session_create(type_name=name)
+        return JsonResponse(selectors.session_json(session))
+    return _session_page(request, challenge_type=name, default_limit=10)
+
+
+# --- playing ----------------------------------------------------------------------
+
+
+@arena_view
+@require_POST
+def arena_join(request: HttpRequest) -> JsonResponse:
+    body = _body(request)
+    invite = _text(body, "invite", limit=100)
+    if settings.ARENA_AUTH == "auth":
+        public_key = _text(body, "publicKey", required=False, limit=1000)
+        signature = _text(body, "signature", required=False, limit=1000)
+        timestamp = body.get("timestamp")
+        if not public_key or not signature or timestamp in (None, ""):
+            raise ArenaError("publicKey, signature, and timestamp are required")
+        timestamp = _int(timestamp, "timestamp", default=0)
+        try:
+            auth.signature_verify(
+                public_key_hex=public_key,
+                signature_hex=signature,
+                timestamp=timestamp,
+                message=auth.join_message(invite=invite, timestamp=timestamp),
+            )
+        except auth.SignatureRefused as refused:
+            return error(str(refused), status=401, code="INVALID_SIGNATURE")
+        user_id = auth.user_id_for(public_key)
+    else:
+        user_id = _text(body, "userId", required=False, limit=128)
+    joined = services.arena_join(invite=invite, user_id=user_id)
+    answer: dict[str, Any] = {
+        "ChallengeID": str(joined.session.pk),
+        "ChallengeInfo": selectors.arena_metadata(name=joined.session.challenge_type_id),
+    }
+    if settings.ARENA_AUTH == "auth":
+        answer["sessionKey"] = auth.session_key_for(
+            challenge_id=str(joined.session.pk), player_index=joined.player_index
+        )
+    return JsonResponse(answer)
+
+
+@arena_view
+@require_POST
+def arena_message(request: HttpRequest) -> JsonResponse:
+    body = _body(request)
+    challenge_id = _text(body, "challengeId", limit=100)
+    content = _text(body, "content")
+    method = _text(body, "messageType", required=False, limit=64)
+    sender = _required_identity(request, channel=challenge_id, body=body)
+    session_id = selectors.session_id_of(challenge_id)
+    if session_id is None:
+        raise ArenaError("Challenge not found", code="NOT_FOUND", status=404)
+    services.arena_message_send(
+        session_id=session_id, sender=sender, method=method, content=content
+    )
+    return JsonResponse({"ok": "Message sent"})
+
+
+def _sync(request: HttpRequest, *, operator: bool) -> JsonResponse:
+    channel = request.GET.get("channel", "")
+    if not channel:
+        raise ArenaError("channel is required")
+    index = _int(request.GET.get("index"), "index", default=0)
+    viewer = viewer_identity(request, channel=channel)
+    session_id = selectors.session_id_of(channel)
+    if session_id is None:
+        return JsonResponse({"messages": [], "count": 0})
+    wants_operator = operator or channel.startswith(selectors.OPERATOR_PREFIX)
+    name = f"{selectors.OPERATOR_PREFIX}{session_id}" if wants_operator else str(session_id)
+    messages = selectors.channel_messages(channel=name, viewer=viewer, index=index)
+    return JsonResponse({"messages": messages, "count": len(messages)})
+
+
+@arena_view
+@require_GET
+def arena_sync(request: HttpRequest) -> JsonResponse:
+    return _sync(request, operator=True)
+
+
+@arena_view
+@require_POST
+def chat_send(request: HttpRequest) -> JsonResponse:
+    body = _body(request)
+    channel = _text(body, "channel", limit=100)
+    content = _text(body, "content")
+    to = _text(body, "to", required=False, limit=100)
+    sender = _required_identity(request, channel=channel, body=body)
+    session_id = selectors.session_id_of(channel)
+    if session_id is None:
+        raise ArenaError("Challenge not found", code="NOT_FOUND", status=404)
+    message = services.arena_chat_send(session_id=session_id, sender=sender, content=content, to=to)
+    return JsonResponse(
+        {"index": message.index, "channel": message.channel, "from": sender, "to": to or None}
+    )
+
+
+@arena_view
+@require_GET
+def chat_sync(request: HttpRequest) -> JsonResponse:
+    return _sync(request, operator=False)
+
+
+# --- invites ----------------------------------------------------------------------
+
+
+def _free_invite_session(invite: str):
+    session = selectors.arena_session_by_invite(invite=invite)
+    if session is None:
+        raise ArenaError(f"Challenge not found for invite: {invite}", code="NOT_FOUND", status=404)
+    if invite in session.players:
+        raise ArenaError(f"Invite already used: {invite}", code="INVITE_ALREADY_USED", status=409)
+    return session
+
+
+@arena_view
+@require_GET
+def invite_detail(request: HttpRequest, invite: str) -> JsonResponse:
+    return JsonResponse(selectors.session_json(_free_invite_session(invite)))
+
+
+@arena_view
+@require_POST
+def invite_claim(request: HttpRequest) -> JsonResponse:
+    body = _body(request)
+    _free_invite_session(_text(body, "inviteId", limit=100))
+    return JsonResponse({"success": True})
+
+
+# --- scoring, stats, users ---------------------------------------------------------
+
+
+@arena_view
+@require_GET
+def scoring_global(request: HttpRequest) -> JsonResponse:
+    limit, offset = _page(request, default_limit=MAX_LIMIT)
+    return JsonResponse(selectors.scoring_global(limit=limit, offset=offset), safe=False)
+
+
+@arena_view
+@require_GET
+def scoring_of_type(request: HttpRequest, name: str) -> JsonResponse:
+    if selectors.arena_metadata(name=name) is None:
+        return error("Unknown challenge type", status=404, code="NOT_FOUND")
+    limit, _ = _page(request, default_limit=MAX_LIMIT)
+    return JsonResponse(selectors.scoring_for_type(challenge_type=name, limit=limit))
+
+
+@arena_view
+@require_GET
+def stats(request: HttpRequest) -> JsonResponse:
+    return JsonResponse(selectors.arena_stats())
+
+
+@arena_view
+@require_http_methods(["GET", "POST"])
+def users(request: HttpRequest) -> JsonResponse:
+    if request.method == "POST":
+        return _user_update(request)
+    limit, offset = _page(request)
+    everyone = selectors.arena_users()
+    page = everyone[offset : offset + limit]
+    return JsonResponse(
+        {
+            "users": [selectors.profile_json(user) for user in page],
+            "total": everyone.count(),
+            "limit": limit,
+            "offset": offset,
+        }
+    )
+
+
+def _user_update(request: HttpRequest) -> JsonResponse:
+    body = _body(request)
+    username = body.get("username")
+    model = body.get("model")
+    for name, value in (("username", username), ("model", model)):
+        if value is not None and not isinstance(value, str):
+            raise ArenaError(f"{name} must be a string")
+    if settings.ARENA_AUTH == "auth":
+        public_key = _text(body, "publicKey", required=False, limit=1000)
+        signature = _text(body, "signature", required=False, limit=1000)
+        if not public_key or not signature or body.get("timestamp") in (None, ""):
+            raise ArenaError("publicKey, signature, and timestamp are required")
+        timestamp = _int(body.get("timestamp"), "timestamp", default=0)
+        try:
+            auth.signature_verify(
+                public_key_hex=public_key,
+                signature_hex=signature,
+                timestamp=timestamp,
+                message=auth.user_update_message(timestamp=timestamp),
+            )
+        except auth.SignatureRefused as refused:
+            return error(str(refused), status=401, code="INVALID_SIGNATURE")
+        user_id = auth.user_id_for(public_key)
+    else:
+        user_id = _text(body, "userId", required=False, limit=128) or str(body.get("from") or "")
+        if not user_id:
+            raise ArenaError("userId is required")
+    user = services.arena_user_update(user_id=user_id, username=username, model=model)
+    return JsonResponse(selectors.profile_json(user))
+
+
+@arena_view
+@require_GET
+def users_batch(request: HttpRequest) -> JsonResponse:
+    raw = request.GET.get("ids")
+    if raw is None:
+        raise ArenaError("ids query parameter is required")
+    ids = [part for part in raw.split(",") if part][:MAX_LIMIT]
+    return JsonResponse(selectors.arena_profiles(user_ids=ids))
+
+
+@arena_view
+@require_GET
+def user_detail(request: HttpRequest, user_id: str) -> JsonResponse:
+    user = selectors.arena_user(user_id=user_id)
+    if user is None:
+        return error("User not found", status=404, code="NOT_FOUND")
+    return JsonResponse(selectors.profile_json(user))
+
+
+@arena_view
+@require_GET
+def user_sessions(request: HttpRequest, user_id: str) -> JsonResponse:
+    limit, offset = _page(request)
+    sessions = selectors.arena_user_sessions(user_id=user_id)
+    page = list(sessions[offset : offset + limit])
+    return JsonResponse(
+        {
+            "challenges": [selectors.session_json(session) for session in page],
+            "total": sessions.count(),
+            "limit": limit,
+            "offset": offset,
+            "profiles": selectors.profiles_for_sessions(page),
+        }
+    )
+
+
+@arena_view
+@require_GET
+def user_scores(request: HttpRequest, user_id: str) -> JsonResponse:
+    return JsonResponse(selectors.scoring_for_player(user_id=user_id))
+
+
+@arena_view
+def not_found(request: HttpRequest, path: str = "") -> JsonResponse:
+    return error("Not found", status=404, code="NOT_FOUND")

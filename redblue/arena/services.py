@@ -1,0 +1,398 @@
+"""Every arena write: sessions, joins, method calls, chat, profiles, scoring, pruning.
+
+State changes of a session happen under its row lock (`select_for_update`), so two joins
+or two method calls at once are applied one after the other, never interleaved.
+"""
+
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from core.errors import ApplicationError
+from notifications.live import group_send_on_commit
+from redblue.arena.operator import ArenaType, Game, OperatorError
+from redblue.arena.registry import arena_types, scoring_strategies
+from redblue.arena.results import GameResult, StoredEntry
+from redblue.models import (
+    ArenaChallengeType,
+    ArenaInvite,
+    ArenaMessage,
+    ArenaSession,
+    ArenaUser,
+    ScoringEntry,
+)
+
+OPERATOR = "operator"
+
+
+class ArenaError(ApplicationError):
+    """An arena refusal, rendered as SpecArena's `{"error", "code"}`."""
+
+    def __init__(self, message: str, *, code: str = "INVALID_REQUEST", status: int = 400) -> None:
+        super().__init__(message, code=code, status=status)
+
+
+def arena_group(session_id: Any) -> str:
+    return f"arena.{session_id}"
+
+
+def epoch_ms(moment) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+# --- challenge types ---------------------------------------------------------------
+
+
+def arena_type_class(*, name: str) -> type[ArenaType]:
+    found = arena_types().get(name)
+    if found is None:
+        raise ArenaError(f"Unknown challenge type: {name}", code="UNKNOWN_CHALLENGE_TYPE")
+    return found
+
+
+def arena_type_install(*, name: str) -> ArenaChallengeType:
+    arena_type_class(name=name)
+    row, _ = ArenaChallengeType.objects.get_or_create(name=name)
+    return row
+
+
+def arena_types_install_all() -> list[ArenaChallengeType]:
+    return [arena_type_install(name=name) for name in sorted(arena_types())]
+
+
+def _type_for(row: ArenaChallengeType) -> ArenaType:
+    return arena_type_class(name=row.name)(row.options)
+
+
+# --- sessions ----------------------------------------------------------------------
+
+
+def arena_session_create(*, type_name: str) -> ArenaSession:
+    type_class = arena_type_class(name=type_name)
+    row = arena_type_install(name=type_name)
+    if not row.enabled:
+        raise ArenaError(f"Unknown challenge type: {type_name}", code="UNKNOWN_CHALLENGE_TYPE")
+    operator = type_class(row.options)
+    count = operator.player_count
+    with transaction.atomic():
+        session = ArenaSession.objects.create(
+            name=type_name,
+            challenge_type=row,
+            invites=[f"inv_{uuid.uuid4()}" for _ in range(count)],
+            scores=[{"security": 0, "utility": 0} for _ in range(count)],
+            game_state=operator.setup(),
+        )
+        ArenaInvite.objects.bulk_create(
+            ArenaInvite(code=code, session=session, position=position)
+            for position, code in enumerate(session.invites)
+        )
+    return session
+
+
+def _locked(session_id: Any) -> ArenaSession:
+    try:
+        return ArenaSession.objects.select_for_update().get(pk=session_id)
+    except (ArenaSession.DoesNotExist, ValidationError, ValueError, TypeError):
+        raise ArenaError("Challenge not found", code="NOT_FOUND", status=404) from None
+
+
+class _Writer:
+    """Collects a locked session's new messages and writes them with the session."""
+
+    def __init__(self, session: ArenaSession) -> None:
+        self.session = session
+        self.messages: list[ArenaMessage] = []
+
+    def append(
+        self, *, operator: bool, sender: str, content: str, to: str = "", message_type: str = ""
+    ) -> ArenaMessage:
+        session = self.session
+        if operator:
+            channel, index = session.operator_channel, session.operator_next_index
+            session.operator_next_index += 1
+        else:
+            channel, index = session.chat_channel, session.chat_next_index
+            session.chat_next_index += 1
+        message = ArenaMessage(
+            session=session,
+            channel=channel,
+            index=index,
+            sender=sender,
+            recipient=to or "",
+            content=content,
+            message_type=message_type,
+            timestamp_ms=epoch_ms(timezone.now()),
+        )
+        self.messages.append(message)
+        return message
+
+    def apply(self, game: Game, operator: ArenaType) -> None:
+        session = self.session
+        for outgoing in game.outbox:
+            self.append(operator=True, sender=OPERATOR, content=outgoing.content, to=outgoing.to)
+        session.players = game.players
+        session.scores = game.scores
+        session.attributions = game.attributions
+        session.game_state = game.state
+        if game.ended and session.status != ArenaSession.Status.ENDED:
+            session.status = ArenaSession.Status.ENDED
+            session.completed_at = timezone.now()
+            _scoring_record(result=game_result_of(session))
+
+    def save(self) -> None:
+        self.session.save()
+        ArenaMessage.objects.bulk_create(self.messages)
+        session_id = self.session.pk
+        group_send_on_commit(
+            group=arena_group(session_id),
+            message=lambda: {"type": "arena.changed", "session": str(session_id)},
+        )
+
+
+def _game_of(session: ArenaSession, operator: ArenaType) -> Game:
+    return Game.of(
+        session_id=str(session.pk),
+        player_count=len(session.invites),
+        players=session.players,
+        scores=session.scores,
+        attributions=session.attributions,
+        state=session.game_state,
+    )
+
+
+@dataclass(frozen=True)
+class JoinResult:
+    session: ArenaSession
+    player_index: int
+
+
+def arena_join(*, invite: str, user_id: str = "") -> JoinResult:
+    with transaction.atomic():
+        row = ArenaInvite.objects.filter(code=invite).values_list("session_id", flat=True).first()
+        if row is None:
+            raise ArenaError(f"Challenge not found for invite: {invite}", code="NOT_FOUND")
+        session = _locked(row)
+        if invite in session.players:
+            raise ArenaError(f"Invite already used: {invite}", code="INVITE_ALREADY_USED")
+        operator = _type_for(session.challenge_type)
+        game = _game_of(session, operator)
+        game.players.append(invite)
+        player_index = len(game.players) - 1
+        if user_id:
+            session.player_identities = {**session.player_identities, invite: user_id}
+        operator.on_join(game, player_index)
+        if len(game.players) == game.player_count:
+            session.status = ArenaSession.Status.ACTIVE
+            operator.on_start(game)
+        writer = _Writer(session)
+        writer.apply(game, operator)
+        # The invite row's conditional update is the database's own guard against reuse.
+        claimed = ArenaInvite.objects.filter(code=invite, player_index__isnull=True).update(
+            player_index=player_index, user_id=user_id, joined_at=timezone.now()
+        )
+        if claimed != 1:
+            raise ArenaError(f"Invite already used: {invite}", code="INVITE_ALREADY_USED")
+        writer.save()
+    if user_id:
+        ArenaUser.objects.get_or_create(user_id=user_id)
+    return JoinResult(session=session, player_index=player_index)
+
+
+def arena_message_send(*, session_id: Any, sender: str, method: str, content: str) -> None:
+    """A player's method call. The call itself is kept on the operator channel even when
+    the operator refuses it; the refusal then reaches the caller as an ArenaError."""
+    refusal: OperatorError | None = None
+    with transaction.atomic():
+        session = _locked(session_id)
+        writer = _Writer(session)
+        writer.append(
+            operator=True,
+            sender=sender,
+            content=(f"({method}) " if method else "") + content,
+            to=OPERATOR,
+            message_type=method,
+        )
+        if session.status != ArenaSession.Status.ACTIVE:
+            refusal = OperatorError("GAME_NOT_RUNNING", "Game not running.")
+        elif sender not in session.players:
+            refusal = OperatorError("PLAYER_NOT_FOUND", "Player not found.")
+        else:
+            operator = _type_for(session.challenge_type)
+            handler = operator.handler(method)
+            if handler is None:
+                refusal = OperatorError("UNKNOWN_METHOD", f"Unknown challenge method: {method}")
+            else:
+                game = _game_of(session, operator)
+                try:
+                    handler(game, session.players.index(sender), content)
+                except OperatorError as error:
+                    refusal = error
+                else:
+                    writer.apply(game, operator)
+        writer.save()
+    if refusal is not None:
+        raise ArenaError(refusal.message, code=refusal.code)
+
+
+def arena_chat_send(*, session_id: Any, sender: str, content: str, to: str = "") -> ArenaMessage:
+    with transaction.atomic():
+        session = _locked(session_id)
+        if sender not in session.players:
+            raise ArenaError(
+                "Only a player of this session may chat here.", code="NOT_A_PLAYER", status=403
+            )
+        if to and to not in session.players:
+            raise ArenaError("`to` must be the invite of a player of this session.")
+        writer = _Writer(session)
+        message = writer.append(operator=False, sender=sender, content=content, to=to)
+        if session.status == ArenaSession.Status.ACTIVE:
+            operator = _type_for(session.challenge_type)
+            game = _game_of(session, operator)
+            operator.on_chat(game, session.players.index(sender), content)
+            writer.apply(game, operator)
+        writer.save()
+    return message
+
+
+# --- profiles ----------------------------------------------------------------------
+
+
+def arena_user_update(
+    *, user_id: str, username: str | None = None, model: str | None = None
+) -> ArenaUser:
+    """Create the profile, or merge the fields given into it."""
+    changes = {
+        field: value.strip()
+        for field, value in (("username", username), ("model", model))
+        if value is not None
+    }
+    for field, value in changes.items():
+        if len(value) > 100:
+            raise ArenaError(f"{field} is longer than 100 characters.")
+    try:
+        with transaction.atomic():
+            user, created = ArenaUser.objects.get_or_create(user_id=user_id, defaults=changes)
+    except IntegrityError:
+        user, created = ArenaUser.objects.get(user_id=user_id), False
+    if not created and changes:
+        for field, value in changes.items():
+            setattr(user, field, value)
+        user.save(update_fields=[*changes, "updated_at"])
+    return user
+
+
+def arena_user_for_account(*, account) -> ArenaUser:
+    user, _ = ArenaUser.objects.get_or_create(
+        account=account,
+        defaults={"user_id": f"account:{account.pk}", "username": account.get_username()[:100]},
+    )
+    return user
+
+
+# --- scoring -----------------------------------------------------------------------
+
+
+def game_result_of(session: ArenaSession) -> GameResult:
+    return GameResult(
+        game_id=str(session.pk),
+        challenge_type=session.challenge_type_id,
+        created_at=epoch_ms(session.created_at),
+        completed_at=epoch_ms(session.completed_at or timezone.now()),
+        scores=session.scores,
+        players=session.players,
+        player_identities=session.player_identities,
+        attributions=session.attributions,
+    )
+
+
+class _DatabaseStore:
+    """The strategies' storage adapter: rows locked up front in key order, so two games
+    ending at once for the same players cannot deadlock, and written back in one go."""
+
+    def __init__(self, keys: list[tuple[str, str, str]]) -> None:
+        self.rows: dict[tuple[str, str, str], ScoringEntry] = {}
+        self.entries: dict[tuple[str, str, str], StoredEntry] = {}
+        self._load(sorted(set(keys)))
+
+    def _load(self, keys: list[tuple[str, str, str]]) -> None:
+        if not keys:
+            return
+        ScoringEntry.objects.bulk_create(
+            [ScoringEntry(challenge_type=t, strategy=s, player_id=p) for t, s, p in keys],
+            ignore_conflicts=True,
+        )
+        players = {p for _, _, p in keys}
+        wanted = set(keys)
+        locked = (
+            ScoringEntry.objects.select_for_update()
+            .filter(player_id__in=players, challenge_type__in={t for t, _, _ in keys})
+            .filter(strategy__in={s for _, s, _ in keys})
+            .order_by("challenge_type", "strategy", "player_id")
+        )
+        for row in locked:
+            key = (row.challenge_type, row.strategy, row.player_id)
+            if key in wanted:
+                self.rows[key] = row
+                self.entries[key] = StoredEntry(
+                    games_played=row.games_played, metrics=dict(row.metrics), state=dict(row.state)
+                )
+
+    def entry(self, *, challenge_type: str, strategy: str, player_id: str) -> StoredEntry:
+        key = (challenge_type, strategy, player_id)
+        if key not in self.entries:
+            self._load([key])
+        return self.entries[key]
+
+    def save(self) -> None:
+        rows = []
+        for key, stored in self.entries.items():
+            row = self.rows[key]
+            row.games_played, row.metrics, row.state = (
+                stored.games_played,
+                stored.metrics,
+                stored.state,
+            )
+            row.updated_at = timezone.now()
+            rows.append(row)
+        ScoringEntry.objects.bulk_update(rows, ["games_played", "metrics", "state", "updated_at"])
+
+
+def _configured_strategies() -> tuple[list[Any], Any | None]:
+    known = scoring_strategies()
+    per_type = [known[name] for name in settings.ARENA_SCORING_STRATEGIES if name in known]
+    return per_type, known.get(settings.ARENA_GLOBAL_STRATEGY)
+
+
+def _scoring_record(*, result: GameResult) -> None:
+    """Hand one finished game to every configured strategy, in the game's transaction."""
+    if result.is_self_play() or not result.participants():
+        return
+    per_type, global_strategy = _configured_strategies()
+    users = [user for _, _, user in result.participants()]
+    keys = [(result.challenge_type, s.name, u) for s in per_type for u in users]
+    if global_strategy is not None:
+        keys += [(ScoringEntry.GLOBAL, global_strategy.name, u) for u in users]
+    store = _DatabaseStore(keys)
+    for strategy in per_type:
+        strategy.update(result, store)
+    if global_strategy is not None:
+        global_strategy.update(result, store)
+    store.save()
+
+
+# --- pruning -----------------------------------------------------------------------
+
+
+def arena_sessions_prune() -> int:
+    """Delete open sessions nobody finished joining within the configured minutes."""
+    cutoff = timezone.now() - timedelta(minutes=settings.ARENA_STALE_SESSION_MINUTES)
+    stale = ArenaSession.objects.filter(status=ArenaSession.Status.OPEN, created_at__lt=cutoff)
+    ids = list(stale.values_list("pk", flat=True))
+    ArenaSession.objects.filter(pk__in=ids, status=ArenaSession.Status.OPEN).delete()
+    return len(ids)
