@@ -8,7 +8,12 @@ from typing import Any
 
 from django.conf import settings
 
-from judging.category_judge import SuiteVerdict, judge_suite_run, offline_team_reply
+from judging.category_judge import (
+    SuiteVerdict,
+    effective_suite,
+    judge_suite_run,
+    offline_team_reply,
+)
 from judging.targets import TargetConfig, TargetError, TargetReply, complete
 from redblue.models import RedBlueChallenge
 from redblue.teams.scoring import PairingPoints, pairing_points
@@ -56,7 +61,9 @@ def target_reply(
                 max_retries=settings.TARGET_MAX_RETRIES,
             ),
         )
-    return offline_team_reply(defense=defense, attack=attack, suite=list(challenge.judge_suite))
+    return offline_team_reply(
+        defense=defense, attack=attack, suite=effective_suite(challenge.judge_suite)
+    )
 
 
 def pairing_evaluate(
