@@ -352,7 +352,7 @@ def submission_create(
         elif not pairings:
             submission.status = TeamSubmission.Status.WAITING
             submission.save(update_fields=["status"])
-        if choice.requested_new:
+        if choice.requested_new and (choice.opponent is not None or not pairings):
             opponent_requested_on_commit(
                 challenge_id=challenge.id, team=other_team(team), submission_id=submission.id
             )
