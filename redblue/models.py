@@ -224,6 +224,9 @@ class TeamPairing(models.Model):
         TeamSubmission, on_delete=models.CASCADE, null=True, related_name="defense_pairings"
     )
     status = models.CharField(max_length=9, choices=Status.choices, default=Status.PENDING)
+    # The side whose new submission made this pairing (an attacker's cooldown counts only
+    # the defences they went for, not a defender testing a new defence on their attack).
+    triggered_by = models.CharField(max_length=4, choices=Team.choices, default=Team.RED)
     response = models.TextField(blank=True, help_text="The target's reply; shown to both players.")
     judge_output_raw = models.JSONField(null=True, blank=True)
     categories = models.JSONField(null=True, blank=True, help_text="{category: breached}")

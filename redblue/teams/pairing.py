@@ -59,6 +59,7 @@ def _cooldown_blocked(
     return TeamPairing.objects.filter(
         red_blue_challenge=challenge,
         attack_submission__end_user_id=submission.end_user_id,
+        triggered_by=Team.RED,
         created_at__gt=since,
     )
 

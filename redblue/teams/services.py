@@ -244,6 +244,7 @@ def _pairing_create(
     challenge: RedBlueChallenge,
     attack: TeamSubmission,
     defense: TeamSubmission,
+    triggered_by: str,
     enqueue: bool = True,
 ) -> TeamPairing:
     pairing = TeamPairing.objects.create(
@@ -251,6 +252,7 @@ def _pairing_create(
         workspace_id=challenge.workspace_id,
         attack_submission=attack,
         defense_submission=defense,
+        triggered_by=triggered_by,
     )
     TeamSubmission.objects.filter(id__in=[attack.id, defense.id]).update(
         last_paired_at=pairing.created_at
@@ -332,7 +334,7 @@ def submission_create(
         )
         claimed = _claim_waiting(challenge=challenge, submission=submission)
         pairings = [
-            _pairing_create(challenge=challenge, attack=attack, defense=defense)
+            _pairing_create(challenge=challenge, attack=attack, defense=defense, triggered_by=team)
             for attack, defense in (_sides(submission, other) for other in claimed)
         ]
         choice = opponent_choose(
@@ -346,6 +348,7 @@ def submission_create(
                 challenge=challenge,
                 attack=attack,
                 defense=defense,
+                triggered_by=team,
                 enqueue=not judge_own_pairing_here,
             )
             pairings.insert(0, own)
