@@ -333,26 +333,26 @@ def submission_create(
             workflow_run_id=workflow_run_id,
         )
         claimed = _claim_waiting(challenge=challenge, submission=submission)
-        pairings = [
-            _pairing_create(challenge=challenge, attack=attack, defense=defense, triggered_by=team)
-            for attack, defense in (_sides(submission, other) for other in claimed)
-        ]
         choice = opponent_choose(
             challenge=challenge,
             submission=submission,
             exclude_ids=tuple(other.id for other in claimed),
         )
-        if choice.opponent is not None:
-            attack, defense = _sides(submission, choice.opponent)
-            own = _pairing_create(
+        opponents = ([choice.opponent] if choice.opponent is not None else []) + claimed
+        pairings = [
+            _pairing_create(
                 challenge=challenge,
                 attack=attack,
                 defense=defense,
                 triggered_by=team,
-                enqueue=not judge_own_pairing_here,
+                # The first is the submission's own pairing: the bridge judges it itself.
+                enqueue=not (judge_own_pairing_here and index == 0),
             )
-            pairings.insert(0, own)
-        elif not pairings:
+            for index, (attack, defense) in enumerate(
+                _sides(submission, other) for other in opponents
+            )
+        ]
+        if not pairings:
             submission.status = TeamSubmission.Status.WAITING
             submission.save(update_fields=["status"])
         if choice.requested_new and (choice.opponent is not None or not pairings):
@@ -365,8 +365,8 @@ def submission_create(
     return SubmitResult(
         submission=submission,
         pairings=pairings,
-        own_pairing=own if choice.opponent is not None else None,
-        waiting=submission.status == TeamSubmission.Status.WAITING,
+        own_pairing=pairings[0] if pairings else None,
+        waiting=not pairings,
         fell_back=choice.fell_back,
     )
 

@@ -1,5 +1,6 @@
 """Each selection policy's choice on a prepared set of submissions, through the submit API."""
 
+import asyncio
 from datetime import timedelta
 from decimal import Decimal
 
@@ -11,7 +12,7 @@ from django.utils import timezone
 from redblue.models import TeamPairing, TeamSubmission
 from redblue.teams.live import red_blue_group
 from redblue.teams.services import red_blue_challenge_update
-from tests.redblue.conftest import ROLEPLAY_ATTACK, url
+from tests.redblue.conftest import ROLEPLAY_ATTACK
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -41,11 +42,26 @@ def defence(
 def prepared(red_blue, players):
     """Three defenders' current defences and an old inactive one."""
     return {
-        "old_best": defence(red_blue, players("b1"), "old", age_minutes=30, points=10, pairings=2, paired_ago=1),
-        "mid_worst": defence(red_blue, players("b2"), "mid", age_minutes=20, points=4, pairings=2, paired_ago=25),
-        "new_fair": defence(red_blue, players("b3"), "new", age_minutes=10, points=3, pairings=1, paired_ago=5),
-        "retired": defence(red_blue, players("b4"), "retired", age_minutes=5, points=50, pairings=1, paired_ago=40, active=False),
-    }  # fmt: skip
+        "old_best": defence(
+            red_blue, players("b1"), "old", age_minutes=30, points=10, pairings=2, paired_ago=1
+        ),
+        "mid_worst": defence(
+            red_blue, players("b2"), "mid", age_minutes=20, points=4, pairings=2, paired_ago=25
+        ),
+        "new_fair": defence(
+            red_blue, players("b3"), "new", age_minutes=10, points=3, pairings=1, paired_ago=5
+        ),
+        "retired": defence(
+            red_blue,
+            players("b4"),
+            "retired",
+            age_minutes=5,
+            points=50,
+            pairings=1,
+            paired_ago=40,
+            active=False,
+        ),  # fmt: skip
+    }
 
 
 def chosen_defence(challenge, player, prompt=ROLEPLAY_ATTACK):
@@ -53,6 +69,18 @@ def chosen_defence(challenge, player, prompt=ROLEPLAY_ATTACK):
     assert answer.status_code == 201, answer.json()
     body = answer.json()
     return body["pairings"][0]["defense_submission"]["id"], body
+
+
+def received(layer, channel, wanted: str) -> dict:
+    """The first frame of type `wanted` the channel gets (others are skipped)."""
+
+    async def wait() -> dict:
+        while True:
+            frame = await asyncio.wait_for(layer.receive(channel), timeout=10)
+            if frame["type"] == wanted:
+                return frame
+
+    return async_to_sync(wait)()
 
 
 def use_policy(challenge, **policies):
@@ -130,9 +158,8 @@ def test_request_new_if_none_signals_blue_and_falls_back_when_all_were_faced(
     chosen, body = chosen_defence(red_blue, attacker)
     assert body["fell_back"] is True
     assert chosen == str(prepared["retired"].id)  # the last known defence, though retired
-    frames = [async_to_sync(layer.receive)(channel) for _ in range(3)]
-    requested = [frame for frame in frames if frame["type"] == "red_blue.opponent_requested"]
-    assert requested and requested[0]["team"] == "blue"
+    requested = received(layer, channel, "red_blue.opponent_requested")
+    assert requested["team"] == "blue"
 
 
 @pytest.mark.parametrize(
@@ -171,4 +198,3 @@ def test_the_attack_policy_picks_the_attack_for_a_new_defence(red_blue, players)
     )  # fmt: skip
     body = players("b1").submit(red_blue, "blue", "Refuse questions about weapons.").json()
     assert body["pairings"][0]["attack_submission"]["id"] == str(strong.id)
-    assert url(red_blue)
