@@ -23,5 +23,6 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("health", health),
     path("profile/", include("players.urls_pages")),
+    path("", include("redblue.teams.urls_pages")),
     path("", include("challenges.urls_pages")),
 ]

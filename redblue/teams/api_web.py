@@ -99,6 +99,7 @@ class RedBlueJoinApi(APIView):
             {
                 "red_blue_challenge_id": str(challenge.id),
                 "team": membership.team,
+                "end_user_id": str(end_user.id),
                 "joined_at": membership.joined_at,
             }
         )
