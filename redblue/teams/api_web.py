@@ -24,10 +24,13 @@ from redblue.teams.selectors import (
 )
 from redblue.teams.serializers import (
     JoinInputSerializer,
+    JoinOutputSerializer,
     PairingSerializer,
     PublicRedBlueChallengeSerializer,
     SelfTestInputSerializer,
+    SelfTestOutputSerializer,
     SubmitInputSerializer,
+    SubmitOutputSerializer,
 )
 from redblue.teams.services import self_test_prepare, submission_create, team_join
 
@@ -59,7 +62,9 @@ class RedBlueChallengeListApi(APIView):
 
 
 class RedBlueChallengeDetailApi(APIView):
-    @extend_schema(operation_id="web_red_blue_challenge_retrieve")
+    @extend_schema(
+        operation_id="web_red_blue_challenge_retrieve", responses=PublicRedBlueChallengeSerializer
+    )
     def get(self, request, challenge_id):
         challenge = visible_challenge(challenge_id)
         end_user = end_user_of_account(workspace_id=challenge.workspace_id, account=request.user)
@@ -86,7 +91,11 @@ class RedBlueLeaderboardApi(APIView):
 class RedBlueJoinApi(APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(operation_id="web_red_blue_challenge_join", request=JoinInputSerializer)
+    @extend_schema(
+        operation_id="web_red_blue_challenge_join",
+        request=JoinInputSerializer,
+        responses=JoinOutputSerializer,
+    )
     def post(self, request, challenge_id):
         challenge = visible_challenge(challenge_id)
         data = JoinInputSerializer(data=request.data)
@@ -108,7 +117,11 @@ class RedBlueJoinApi(APIView):
 class RedBlueSubmitApi(APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(operation_id="web_red_blue_challenge_submit", request=SubmitInputSerializer)
+    @extend_schema(
+        operation_id="web_red_blue_challenge_submit",
+        request=SubmitInputSerializer,
+        responses={201: SubmitOutputSerializer},
+    )
     def post(self, request, challenge_id):
         challenge = visible_challenge(challenge_id)
         data = SubmitInputSerializer(data=request.data)
@@ -169,7 +182,11 @@ class RedBlueSelfTestApi(AsyncApiView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(operation_id="web_red_blue_challenge_self_test", request=SelfTestInputSerializer)
+    @extend_schema(
+        operation_id="web_red_blue_challenge_self_test",
+        request=SelfTestInputSerializer,
+        responses=SelfTestOutputSerializer,
+    )
     async def post(self, request, challenge_id):
         def prepare():
             challenge = visible_challenge(challenge_id)

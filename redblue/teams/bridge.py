@@ -41,7 +41,7 @@ ENDPOINT = "team-challenge"
 
 class TeamChallengeInputSerializer(serializers.Serializer):
     red_blue_challenge_id = serializers.CharField(max_length=100)
-    team_choice = serializers.ChoiceField(Team.choices)
+    team_choice = serializers.CharField(max_length=10, help_text="red or blue")
     attack_prompt = serializers.CharField(
         required=False, allow_blank=True, trim_whitespace=False, max_length=PROMPT_MAX_CHARS
     )
@@ -50,6 +50,11 @@ class TeamChallengeInputSerializer(serializers.Serializer):
     )
     user = serializers.CharField(max_length=255)
     workflow_run_id = serializers.CharField(max_length=100)
+
+    def validate_team_choice(self, value: str) -> str:
+        if value not in Team.values:
+            raise serializers.ValidationError("Use 'red' or 'blue'.")
+        return value
 
     def validate(self, data: dict) -> dict:
         field = "attack_prompt" if data["team_choice"] == Team.RED else "defense_prompt"
@@ -62,7 +67,7 @@ class TeamChallengeInputSerializer(serializers.Serializer):
 
 
 class TeamChallengeOutputSerializer(serializers.Serializer):
-    team = serializers.ChoiceField(Team.choices)
+    team = serializers.CharField(help_text="red or blue")
     judge_passed = serializers.BooleanField()
     judge_rating = serializers.IntegerField(allow_null=True)
     judge_feedback = serializers.CharField()

@@ -4,6 +4,8 @@ from judging.category_judge import effective_suite
 from redblue.models import RedBlueChallenge, SelectionPolicy, Team, TeamPairing, TeamSubmission
 from redblue.teams.services import PROMPT_MAX_CHARS
 
+POLICY_HELP = " | ".join(SelectionPolicy.values)
+
 
 class StrictSerializer(serializers.Serializer):
     """Refuses fields it does not know instead of silently dropping them."""
@@ -28,16 +30,24 @@ class RedBlueChallengeInputSerializer(StrictSerializer):
     judge_suite = serializers.ListField(
         child=serializers.DictField(), required=False, max_length=50
     )
-    defense_selection_policy = serializers.ChoiceField(SelectionPolicy.choices, required=False)
-    attack_selection_policy = serializers.ChoiceField(SelectionPolicy.choices, required=False)
-    scoring_strategy = serializers.ChoiceField(RedBlueChallenge.Strategy.choices, required=False)
+    # Plain text checked by the services: choice fields sharing one choice set under several
+    # names (or clashing with the challenges' own) would muddle the OpenAPI schema's enums.
+    defense_selection_policy = serializers.CharField(
+        max_length=24, required=False, help_text=POLICY_HELP
+    )
+    attack_selection_policy = serializers.CharField(
+        max_length=24, required=False, help_text=POLICY_HELP
+    )
+    scoring_strategy = serializers.CharField(
+        max_length=20, required=False, help_text="red_blue_ratio or custom"
+    )
     scoring_plugin_id = serializers.CharField(required=False, allow_blank=True, max_length=200)
     scoring_entrypoint = serializers.CharField(required=False, allow_blank=True, max_length=300)
     scoring_config = serializers.DictField(required=False)
     theme = serializers.DictField(required=False)
     instructions_md = serializers.CharField(required=False, allow_blank=True, max_length=100000)
     is_active = serializers.BooleanField(required=False)
-    target = serializers.ChoiceField(RedBlueChallenge.Target.choices, required=False)
+    target = serializers.CharField(max_length=10, required=False, help_text="offline or openai")
     target_model = serializers.CharField(required=False, allow_blank=True, max_length=200)
     judge_config = serializers.DictField(required=False)
     time_penalty_per_second = serializers.DecimalField(
@@ -60,6 +70,10 @@ class RedBlueChallengeInputSerializer(StrictSerializer):
 
 class RedBlueChallengeOutputSerializer(serializers.ModelSerializer):
     workspace = serializers.UUIDField(source="workspace_id")
+    defense_selection_policy = serializers.CharField(help_text=POLICY_HELP)
+    attack_selection_policy = serializers.CharField(help_text=POLICY_HELP)
+    scoring_strategy = serializers.CharField()
+    target = serializers.CharField()
     created_by = serializers.IntegerField(source="created_by_id", allow_null=True)
     updated_by = serializers.IntegerField(source="updated_by_id", allow_null=True)
     time_penalty_per_second = serializers.FloatField()
@@ -150,6 +164,13 @@ class JoinInputSerializer(StrictSerializer):
     team = serializers.ChoiceField(Team.choices)
 
 
+class JoinOutputSerializer(serializers.Serializer):
+    red_blue_challenge_id = serializers.UUIDField()
+    team = serializers.ChoiceField(Team.choices)
+    end_user_id = serializers.UUIDField()
+    joined_at = serializers.DateTimeField()
+
+
 class SubmitInputSerializer(StrictSerializer):
     team = serializers.ChoiceField(Team.choices)
     prompt = serializers.CharField(max_length=PROMPT_MAX_CHARS, trim_whitespace=False)
@@ -164,6 +185,9 @@ class SelfTestInputSerializer(StrictSerializer):
 
 class PublicRedBlueChallengeSerializer(serializers.ModelSerializer):
     judge_suite = serializers.SerializerMethodField()
+    defense_selection_policy = serializers.CharField(help_text=POLICY_HELP)
+    attack_selection_policy = serializers.CharField(help_text=POLICY_HELP)
+    scoring_strategy = serializers.CharField()
     has_sample_defense = serializers.SerializerMethodField()
 
     class Meta:
@@ -191,3 +215,24 @@ class PublicRedBlueChallengeSerializer(serializers.ModelSerializer):
 
     def get_has_sample_defense(self, challenge) -> bool:
         return bool(challenge.sample_defense.strip())
+
+
+class SelfTestOutputSerializer(serializers.Serializer):
+    against = serializers.CharField()
+    scored = serializers.BooleanField()
+    response = serializers.CharField()
+    judge_passed = serializers.BooleanField()
+    judge_rating = serializers.IntegerField(allow_null=True)
+    judge_feedback = serializers.CharField()
+    categories = serializers.DictField(child=serializers.BooleanField())
+    category_results = serializers.DictField()
+    labels = serializers.DictField(child=serializers.CharField())
+
+
+class SubmitOutputSerializer(serializers.Serializer):
+    submission_id = serializers.UUIDField()
+    team = serializers.CharField()
+    status = serializers.CharField(help_text="paired or waiting")
+    waiting = serializers.BooleanField()
+    fell_back = serializers.BooleanField()
+    pairings = PairingSerializer(many=True)

@@ -22,6 +22,7 @@ from judging.plugins import SCORER_GROUP, plugin_find
 from players.models import EndUser, Workspace
 from redblue.models import (
     RedBlueChallenge,
+    SelectionPolicy,
     Team,
     TeamMembership,
     TeamPairing,
@@ -94,6 +95,11 @@ def red_blue_challenge_errors(challenge: RedBlueChallenge) -> dict[str, list[str
         "judge_config",
         [m for ms in judge_config_errors(challenge.judge_config).values() for m in ms],
     )
+    for field in ("defense_selection_policy", "attack_selection_policy"):
+        if getattr(challenge, field) not in SelectionPolicy.values:
+            add(field, "Use one of: " + ", ".join(SelectionPolicy.values) + ".")
+    if challenge.target not in RedBlueChallenge.Target.values:
+        add("target", "Use offline or openai.")
     if challenge.target == RedBlueChallenge.Target.OPENAI and not challenge.target_model:
         add("target_model", "Name the model the 'openai' target runs.")
     terms = challenge.banned_terms
