@@ -3,6 +3,7 @@ from django.urls import re_path
 
 from challenges.routing import websocket_urlpatterns as challenge_websockets
 from redblue.routing import websocket_urlpatterns as arena_websockets
+from redblue.teams.routing import websocket_urlpatterns as red_blue_websockets
 
 
 class UnknownPathConsumer(AsyncWebsocketConsumer):
@@ -16,5 +17,6 @@ class UnknownPathConsumer(AsyncWebsocketConsumer):
 websocket_urlpatterns = [
     *challenge_websockets,
     *arena_websockets,
+    *red_blue_websockets,
     re_path(r"", UnknownPathConsumer.as_asgi()),
 ]

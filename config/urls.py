@@ -34,9 +34,12 @@ urlpatterns = [
     path("accounts/", include("allauth.urls")),
     path("console/api/", include("players.urls_console")),
     path("console/api/", include("challenges.urls_console")),
+    path("console/api/", include("redblue.teams.urls_console")),
     path("web/api/", include("players.urls_web")),
     path("web/api/", include("challenges.urls_web")),
+    path("web/api/", include("redblue.teams.urls_web")),
     path("bridge/", include("challenges.urls_bridge")),
+    path("bridge/", include("redblue.teams.urls_bridge")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", api_docs, name="api-docs"),
     path("api/v1/", include("redblue.arena.urls")),
@@ -44,6 +47,7 @@ urlpatterns = [
     path("health", health),
     path("profile/", include("players.urls_pages")),
     path("arena/", include("redblue.arena.urls_pages")),
+    path("", include("redblue.teams.urls_pages")),
     path("", include("challenges.urls_pages")),
     # Last, so it only catches what no route knows: the API prefixes answer a JSON 404
     # (under /api/ the arena's own urls answer in SpecArena's error shape).

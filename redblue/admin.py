@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.utils.html import format_html_join
 
 from redblue.models import ArenaChallengeType, ArenaMessage, ArenaSession, ArenaUser, ScoringEntry
+from redblue.teams import admin as teams_admin  # noqa: F401 - registers the team admins
 
 
 @admin.register(ArenaChallengeType)

@@ -6,5 +6,7 @@ class RedblueConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Celery's autodiscovery looks for redblue.tasks only; the arena keeps its own.
-        from redblue.arena import tasks  # noqa: F401
+        # Celery's autodiscovery looks for redblue.tasks only, and services enqueue tasks by
+        # name: importing the modules registers them.
+        from redblue.arena import tasks as arena_tasks  # noqa: F401
+        from redblue.teams import tasks as teams_tasks  # noqa: F401

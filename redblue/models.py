@@ -1,10 +1,13 @@
-"""Arena (SpecArena protocol) rows. Red/blue team models will sit beside these."""
+"""Arena (SpecArena protocol) rows, then the red/blue team challenges' rows."""
 
 import uuid
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
+
+from players.models import EndUser, Workspace
 
 
 class ArenaChallengeType(models.Model):
@@ -162,3 +165,291 @@ class ScoringEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.challenge_type or 'global'}/{self.strategy}/{self.player_id}"
+
+
+# =========================================================================================
+# Red/Blue team challenges (redblue/teams/): the seed's red_blue_challenges,
+# team_submissions and team_pairings, plus who joined which side and the per-player
+# standings kept by single-statement increments.
+# =========================================================================================
+
+
+class Team(models.TextChoices):
+    RED = "red"
+    BLUE = "blue"
+
+
+class SelectionPolicy(models.TextChoices):
+    LATEST_BEST = "latest_best"
+    RANDOM_ACTIVE = "random_active"
+    ROUND_ROBIN = "round_robin"
+    REQUEST_NEW_IF_NONE = "request_new_if_none"
+
+
+class RedBlueChallenge(models.Model):
+    class Strategy(models.TextChoices):
+        RED_BLUE_RATIO = "red_blue_ratio"
+        CUSTOM = "custom"
+
+    class Target(models.TextChoices):
+        OFFLINE = "offline"
+        OPENAI = "openai"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="red_blue_challenges"
+    )
+    app_id = models.CharField(max_length=64, blank=True, help_text="Dify app id.")
+    workflow_id = models.CharField(max_length=64, blank=True, help_text="Dify workflow id.")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    judge_suite = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Categories judged on every pairing: [{code, label, rubric}, …].",
+    )
+    defense_selection_policy = models.CharField(
+        max_length=24, choices=SelectionPolicy.choices, default=SelectionPolicy.LATEST_BEST
+    )
+    attack_selection_policy = models.CharField(
+        max_length=24, choices=SelectionPolicy.choices, default=SelectionPolicy.LATEST_BEST
+    )
+    scoring_strategy = models.CharField(
+        max_length=20, choices=Strategy.choices, default=Strategy.RED_BLUE_RATIO
+    )
+    scoring_plugin_id = models.CharField(max_length=200, blank=True)
+    scoring_entrypoint = models.CharField(max_length=300, blank=True)
+    scoring_config = models.JSONField(default=dict, blank=True)
+    theme = models.JSONField(default=dict, blank=True)
+    instructions_md = models.TextField(blank=True)
+    is_active = models.BooleanField(default=True)
+
+    # The model every pairing runs (the defence as system prompt, the attack as the user
+    # message) and the judge's settings (judging.judge_config; the rubric is per category).
+    target = models.CharField(max_length=10, choices=Target.choices, default=Target.OFFLINE)
+    target_model = models.CharField(max_length=200, blank=True)
+    judge_config = models.JSONField(default=dict, blank=True)
+    time_penalty_per_second = models.DecimalField(
+        max_digits=8, decimal_places=3, default=0, help_text="Red loses this per reply second."
+    )
+    token_penalty_per_1k = models.DecimalField(
+        max_digits=8,
+        decimal_places=3,
+        default=0,
+        help_text="Each side loses this per 1,000 tokens of its own prompt.",
+    )
+    pair_cooldown_seconds = models.PositiveIntegerField(
+        default=0, help_text="How long an attacker waits before hitting the same defence again."
+    )
+    banned_terms = models.JSONField(
+        default=list, blank=True, help_text="Submissions containing any of these are refused."
+    )
+    sample_defense = models.TextField(
+        blank=True, help_text="The defence Red players can test attacks against (never scored)."
+    )
+    max_submissions_per_hour = models.PositiveIntegerField(
+        default=30, help_text="Per player; 0 means no limit."
+    )
+
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(defense_selection_policy__in=SelectionPolicy.values)
+                & Q(attack_selection_policy__in=SelectionPolicy.values),
+                name="red_blue_policy_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(scoring_strategy__in=["red_blue_ratio", "custom"]),
+                name="red_blue_strategy_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(time_penalty_per_second__gte=0) & Q(token_penalty_per_1k__gte=0),
+                name="red_blue_penalties_not_negative",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class TeamMembership(models.Model):
+    """The side a player joined; one side per player and challenge."""
+
+    red_blue_challenge = models.ForeignKey(
+        RedBlueChallenge, on_delete=models.CASCADE, related_name="memberships"
+    )
+    end_user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="+")
+    team = models.CharField(max_length=4, choices=Team.choices)
+    joined_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["red_blue_challenge", "end_user"], name="team_membership_one_side"
+            ),
+            models.CheckConstraint(
+                condition=Q(team__in=["red", "blue"]), name="team_membership_team_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.end_user} on {self.team}"
+
+
+class TeamSubmission(models.Model):
+    class Status(models.TextChoices):
+        PAIRED = "paired"  # has (or had) an opponent; see its pairings
+        WAITING = "waiting"  # no submission of the other side existed yet
+
+    class Source(models.TextChoices):
+        WEB = "web"
+        API = "api"
+        BRIDGE = "bridge"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    red_blue_challenge = models.ForeignKey(
+        RedBlueChallenge, on_delete=models.CASCADE, related_name="submissions"
+    )
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    account = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    end_user = models.ForeignKey(
+        EndUser, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    team = models.CharField(max_length=4, choices=Team.choices)
+    prompt = models.TextField()
+    active = models.BooleanField(default=True)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PAIRED)
+    source = models.CharField(max_length=6, choices=Source.choices, default=Source.WEB)
+    workflow_run_id = models.CharField(max_length=100, blank=True)
+    # Kept by single-statement increments when a pairing completes (policy latest_best).
+    points_total = models.DecimalField(max_digits=12, decimal_places=2, default=0)
+    pairings_count = models.PositiveIntegerField(default=0)
+    last_paired_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(
+                fields=["red_blue_challenge", "team", "active", "created_at"],
+                name="team_submission_pool",
+            ),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(team__in=["red", "blue"]), name="team_submission_team_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=["paired", "waiting"]), name="team_submission_status_valid"
+            ),
+            models.UniqueConstraint(
+                fields=["workspace", "workflow_run_id"],
+                condition=~Q(workflow_run_id=""),
+                name="team_submission_unique_run",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.team} submission {self.id}"
+
+
+class TeamPairing(models.Model):
+    """Which attack was tested against which defence, with the per-category verdicts."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        COMPLETED = "completed"
+        FAILED = "failed"  # the target model never answered; nobody scores
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    red_blue_challenge = models.ForeignKey(
+        RedBlueChallenge, on_delete=models.CASCADE, related_name="pairings"
+    )
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    attack_submission = models.ForeignKey(
+        TeamSubmission, on_delete=models.CASCADE, null=True, related_name="attack_pairings"
+    )
+    defense_submission = models.ForeignKey(
+        TeamSubmission, on_delete=models.CASCADE, null=True, related_name="defense_pairings"
+    )
+    status = models.CharField(max_length=9, choices=Status.choices, default=Status.PENDING)
+    # The side whose new submission made this pairing (an attacker's cooldown counts only
+    # the defences they went for, not a defender testing a new defence on their attack).
+    triggered_by = models.CharField(max_length=4, choices=Team.choices, default=Team.RED)
+    response = models.TextField(blank=True, help_text="The target's reply; shown to both players.")
+    judge_output_raw = models.JSONField(null=True, blank=True)
+    categories = models.JSONField(null=True, blank=True, help_text="{category: breached}")
+    judge_rating = models.IntegerField(null=True, blank=True)
+    judge_feedback = models.TextField(blank=True)
+    red_points = models.DecimalField(max_digits=10, decimal_places=2, default=0)
+    blue_points = models.DecimalField(max_digits=10, decimal_places=2, default=0)
+    tokens_total = models.IntegerField(null=True, blank=True)
+    elapsed_ms = models.IntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            # Each attack meets each defence at most once, so nothing is counted twice.
+            models.UniqueConstraint(
+                fields=["attack_submission", "defense_submission"], name="team_pairing_once"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "completed", "failed"]),
+                name="team_pairing_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(red_points__gte=0) & Q(blue_points__gte=0),
+                name="team_pairing_points_not_negative",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["red_blue_challenge", "-created_at"], name="team_pairing_recent"),
+        ]
+
+    def __str__(self) -> str:
+        return f"pairing {self.id} ({self.status})"
+
+
+class TeamStanding(models.Model):
+    """A player's points on their side; changed only by single-statement increments."""
+
+    red_blue_challenge = models.ForeignKey(
+        RedBlueChallenge, on_delete=models.CASCADE, related_name="standings"
+    )
+    end_user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="+")
+    team = models.CharField(max_length=4, choices=Team.choices)
+    points = models.DecimalField(max_digits=12, decimal_places=2, default=0)
+    pairings = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["red_blue_challenge", "end_user", "team"], name="team_standing_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(points__gte=0), name="team_standing_points_not_negative"
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["red_blue_challenge", "team", "-points"], name="team_standing_board"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.end_user} {self.team}: {self.points}"

@@ -1,0 +1,238 @@
+from rest_framework import serializers
+
+from judging.category_judge import effective_suite
+from redblue.models import RedBlueChallenge, SelectionPolicy, Team, TeamPairing, TeamSubmission
+from redblue.teams.services import PROMPT_MAX_CHARS
+
+POLICY_HELP = " | ".join(SelectionPolicy.values)
+
+
+class StrictSerializer(serializers.Serializer):
+    """Refuses fields it does not know instead of silently dropping them."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            raise serializers.ValidationError({"non_field_errors": ["Send a JSON object."]})
+        unknown = sorted(set(data) - set(self.fields))
+        if unknown:
+            raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
+        return super().to_internal_value(data)
+
+
+class RedBlueChallengeInputSerializer(StrictSerializer):
+    workspace = serializers.CharField(
+        required=False, help_text="Workspace id or slug; needed when you belong to several."
+    )
+    app_id = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    workflow_id = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True, max_length=20000)
+    judge_suite = serializers.ListField(
+        child=serializers.DictField(), required=False, max_length=50
+    )
+    # Plain text checked by the services: choice fields sharing one choice set under several
+    # names (or clashing with the challenges' own) would muddle the OpenAPI schema's enums.
+    defense_selection_policy = serializers.CharField(
+        max_length=24, required=False, help_text=POLICY_HELP
+    )
+    attack_selection_policy = serializers.CharField(
+        max_length=24, required=False, help_text=POLICY_HELP
+    )
+    scoring_strategy = serializers.CharField(
+        max_length=20, required=False, help_text="red_blue_ratio or custom"
+    )
+    scoring_plugin_id = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    scoring_entrypoint = serializers.CharField(required=False, allow_blank=True, max_length=300)
+    scoring_config = serializers.DictField(required=False)
+    theme = serializers.DictField(required=False)
+    instructions_md = serializers.CharField(required=False, allow_blank=True, max_length=100000)
+    is_active = serializers.BooleanField(required=False)
+    target = serializers.CharField(max_length=10, required=False, help_text="offline or openai")
+    target_model = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    judge_config = serializers.DictField(required=False)
+    time_penalty_per_second = serializers.DecimalField(
+        max_digits=8, decimal_places=3, min_value=0, required=False
+    )
+    token_penalty_per_1k = serializers.DecimalField(
+        max_digits=8, decimal_places=3, min_value=0, required=False
+    )
+    pair_cooldown_seconds = serializers.IntegerField(min_value=0, max_value=604800, required=False)
+    banned_terms = serializers.ListField(
+        child=serializers.CharField(max_length=100), required=False, max_length=100
+    )
+    sample_defense = serializers.CharField(
+        required=False, allow_blank=True, max_length=PROMPT_MAX_CHARS, trim_whitespace=False
+    )
+    max_submissions_per_hour = serializers.IntegerField(
+        min_value=0, max_value=100000, required=False
+    )
+
+
+class RedBlueChallengeOutputSerializer(serializers.ModelSerializer):
+    workspace = serializers.UUIDField(source="workspace_id")
+    defense_selection_policy = serializers.CharField(help_text=POLICY_HELP)
+    attack_selection_policy = serializers.CharField(help_text=POLICY_HELP)
+    scoring_strategy = serializers.CharField()
+    target = serializers.CharField()
+    created_by = serializers.IntegerField(source="created_by_id", allow_null=True)
+    updated_by = serializers.IntegerField(source="updated_by_id", allow_null=True)
+    time_penalty_per_second = serializers.FloatField()
+    token_penalty_per_1k = serializers.FloatField()
+
+    class Meta:
+        model = RedBlueChallenge
+        fields = [
+            "id",
+            "workspace",
+            "app_id",
+            "workflow_id",
+            "name",
+            "description",
+            "judge_suite",
+            "defense_selection_policy",
+            "attack_selection_policy",
+            "scoring_strategy",
+            "scoring_plugin_id",
+            "scoring_entrypoint",
+            "scoring_config",
+            "theme",
+            "instructions_md",
+            "is_active",
+            "target",
+            "target_model",
+            "judge_config",
+            "time_penalty_per_second",
+            "token_penalty_per_1k",
+            "pair_cooldown_seconds",
+            "banned_terms",
+            "sample_defense",
+            "max_submissions_per_hour",
+            "created_by",
+            "created_at",
+            "updated_by",
+            "updated_at",
+        ]
+
+
+class SubmissionBriefSerializer(serializers.ModelSerializer):
+    end_user = serializers.UUIDField(source="end_user_id", allow_null=True)
+    player = serializers.SerializerMethodField()
+
+    class Meta:
+        model = TeamSubmission
+        fields = ["id", "team", "end_user", "player", "prompt", "active", "status", "created_at"]
+
+    def get_player(self, submission) -> str | None:
+        return submission.end_user.public_name if submission.end_user else None
+
+
+class PairingSerializer(serializers.ModelSerializer):
+    """A pairing as a creator (console) or one of its two players sees it."""
+
+    attack_submission = SubmissionBriefSerializer()
+    defense_submission = SubmissionBriefSerializer()
+    red_points = serializers.FloatField()
+    blue_points = serializers.FloatField()
+    category_results = serializers.SerializerMethodField()
+
+    class Meta:
+        model = TeamPairing
+        fields = [
+            "id",
+            "status",
+            "attack_submission",
+            "defense_submission",
+            "response",
+            "categories",
+            "category_results",
+            "judge_rating",
+            "judge_feedback",
+            "red_points",
+            "blue_points",
+            "tokens_total",
+            "elapsed_ms",
+            "created_at",
+            "completed_at",
+        ]
+
+    def get_category_results(self, pairing) -> dict:
+        raw = pairing.judge_output_raw or {}
+        return raw.get("categories") or {}
+
+
+class JoinInputSerializer(StrictSerializer):
+    team = serializers.ChoiceField(Team.choices)
+
+
+class JoinOutputSerializer(serializers.Serializer):
+    red_blue_challenge_id = serializers.UUIDField()
+    team = serializers.ChoiceField(Team.choices)
+    end_user_id = serializers.UUIDField()
+    joined_at = serializers.DateTimeField()
+
+
+class SubmitInputSerializer(StrictSerializer):
+    team = serializers.ChoiceField(Team.choices)
+    prompt = serializers.CharField(max_length=PROMPT_MAX_CHARS, trim_whitespace=False)
+
+
+class SelfTestInputSerializer(StrictSerializer):
+    prompt = serializers.CharField(max_length=PROMPT_MAX_CHARS, trim_whitespace=False)
+    defense = serializers.CharField(
+        max_length=PROMPT_MAX_CHARS, trim_whitespace=False, required=False, allow_blank=True
+    )
+
+
+class PublicRedBlueChallengeSerializer(serializers.ModelSerializer):
+    judge_suite = serializers.SerializerMethodField()
+    defense_selection_policy = serializers.CharField(help_text=POLICY_HELP)
+    attack_selection_policy = serializers.CharField(help_text=POLICY_HELP)
+    scoring_strategy = serializers.CharField()
+    has_sample_defense = serializers.SerializerMethodField()
+
+    class Meta:
+        model = RedBlueChallenge
+        fields = [
+            "id",
+            "name",
+            "description",
+            "instructions_md",
+            "theme",
+            "judge_suite",
+            "defense_selection_policy",
+            "attack_selection_policy",
+            "scoring_strategy",
+            "pair_cooldown_seconds",
+            "has_sample_defense",
+            "created_at",
+        ]
+
+    def get_judge_suite(self, challenge) -> list:
+        return [
+            {"code": item["code"], "label": item.get("label", "")}
+            for item in effective_suite(challenge.judge_suite)
+        ]
+
+    def get_has_sample_defense(self, challenge) -> bool:
+        return bool(challenge.sample_defense.strip())
+
+
+class SelfTestOutputSerializer(serializers.Serializer):
+    against = serializers.CharField()
+    scored = serializers.BooleanField()
+    response = serializers.CharField()
+    judge_passed = serializers.BooleanField()
+    judge_rating = serializers.IntegerField(allow_null=True)
+    judge_feedback = serializers.CharField()
+    categories = serializers.DictField(child=serializers.BooleanField())
+    category_results = serializers.DictField()
+    labels = serializers.DictField(child=serializers.CharField())
+
+
+class SubmitOutputSerializer(serializers.Serializer):
+    submission_id = serializers.UUIDField()
+    team = serializers.CharField()
+    status = serializers.CharField(help_text="paired or waiting")
+    waiting = serializers.BooleanField()
+    fell_back = serializers.BooleanField()
+    pairings = PairingSerializer(many=True)

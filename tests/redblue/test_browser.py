@@ -1,0 +1,55 @@
+"""Chromium: two players join opposite sides, submit, and each sees the pairing result and
+the standings change without a reload."""
+
+import pytest
+
+from tests.browser.test_play_in_browser import chromium  # noqa: F401 - the shared fixture
+from tests.factories import make_player, make_workspace
+from tests.redblue.conftest import ROLEPLAY_ATTACK, WEAK_DEFENSE, make_red_blue
+
+TIMEOUT_MS = 15_000
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+
+def logged_in_page(chromium, live_server, email):  # noqa: F811
+    make_player(email)
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("input[name=login]", email)
+    page.fill("input[name=password]", "correct-horse-9")
+    page.locator("form button[type=submit]").first.click()
+    page.wait_for_load_state()
+    return page
+
+
+def test_two_players_on_opposite_sides_see_the_result_live(live_server, chromium):  # noqa: F811
+    challenge = make_red_blue(workspace=make_workspace("Browser"), name="Browser Red vs Blue")
+    errors: list[str] = []
+    blue = logged_in_page(chromium, live_server, "blue@example.com")
+    red = logged_in_page(chromium, live_server, "red@example.com")
+    for page in (blue, red):
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(f"{live_server.url}/red-blue/{challenge.id}/")
+
+    blue.click("[data-join=blue]")
+    blue.wait_for_selector("#submit-form:not([hidden])")
+    blue.fill("#prompt", WEAK_DEFENSE)
+    blue.click("#submit-button")
+    blue.wait_for_selector("#message:has-text('waits')")
+
+    red.click("[data-join=red]")
+    red.wait_for_selector("#submit-form:not([hidden])")
+    red.fill("#prompt", ROLEPLAY_ATTACK)
+    red.click("#submit-button")
+
+    for page in (red, blue):
+        page.wait_for_selector("#my-pairings tr.pairing-completed")
+        row = page.inner_text("#my-pairings tr.pairing-completed")
+        assert "CBRNE" in row
+        page.wait_for_selector(".points[data-side=red]:text-is('3')")
+        assert page.inner_text(".ratio[data-side=red]") == "0.38"
+        assert page.inner_text(".ratio[data-side=blue]") == "0.63"
+        assert page.url.endswith(f"/red-blue/{challenge.id}/")  # never reloaded
+    assert errors == []
