@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.http import JsonResponse
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 
 def health(request):
@@ -17,7 +17,10 @@ urlpatterns = [
     path("web/api/", include("challenges.urls_web")),
     path("bridge/", include("challenges.urls_bridge")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # The split view serves its start-up script as a file, not an inline <script>.
+    path(
+        "api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"
+    ),
     path("health", health),
     path("profile/", include("players.urls_pages")),
     path("", include("challenges.urls_pages")),
