@@ -23,8 +23,10 @@ from django.http import (
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
+from django.utils.timesince import timesince
 
 from challenges.admin_forms import (
+    AdminEmailLoginForm,
     BridgeKeyAdminForm,
     ChallengeAdminForm,
     ChallengeCollectionAdminForm,
@@ -41,6 +43,7 @@ from challenges.models import (
     CollectionItem,
     Secret,
 )
+from challenges.selectors.challenge_stats import challenges_with_play_stats
 from challenges.services.bridge_keys import bridge_key_create, bridge_key_revoke
 from challenges.services.challenges import (
     CHALLENGE_FIELDS,
@@ -68,7 +71,16 @@ from core.redaction import redact_secrets
 from players.admin import WorkspaceScopedAdmin, WorkspaceScopedInline, can_write_any
 from players.selectors import workspaces_for_user
 
+# Creators sign in with their email address; the account's username is that email.
+admin.site.login_form = AdminEmailLoginForm
+
 _by_workspace = ("workspace", admin.RelatedOnlyFieldListFilter)
+
+
+def _user_label(user) -> str:
+    if user is None:
+        return "—"
+    return user.get_full_name() or user.email or user.get_username()
 
 
 def _adopt(saved: models.Model, obj: models.Model) -> None:
@@ -99,18 +111,56 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
         "name",
         "workspace",
         "evaluator_type",
-        "success_type",
         "scoring_strategy",
         "is_active",
-        "starts_at",
-        "ends_at",
+        "solves",
+        "players",
+        "solve_rate",
+        "last_attempt",
         "created_at",
     )
     list_filter = ("is_active", "evaluator_type", "target", _by_workspace)
     search_fields = ("name", "slug", "goal")
     list_select_related = ("workspace",)
     prepopulated_fields = {"slug": ("name",)}
-    readonly_fields = ("created_by", "updated_by", "created_at", "updated_at")
+    # Names as text: a link to the user admin would answer 403 to a creator.
+    readonly_fields = ("created_by_name", "updated_by_name", "created_at", "updated_at")
+
+    def get_queryset(self, request: HttpRequest):
+        return challenges_with_play_stats(super().get_queryset(request))
+
+    def view_on_site(self, obj: Challenge) -> str | None:
+        if obj._state.adding or not obj.slug:
+            return None
+        return reverse("challenge-page", args=[obj.slug])
+
+    @admin.display(description="Solves", ordering="solves")
+    def solves(self, obj: Challenge) -> int:
+        return obj.solves
+
+    @admin.display(description="Players", ordering="players")
+    def players(self, obj: Challenge) -> int:
+        return obj.players
+
+    @admin.display(description="Solve rate", ordering="solve_rate")
+    def solve_rate(self, obj: Challenge) -> str:
+        if obj.solve_rate is None:
+            return "—"
+        return f"{obj.solve_rate:.0%}"
+
+    @admin.display(description="Last attempt", ordering="last_attempt_at")
+    def last_attempt(self, obj: Challenge) -> str:
+        if obj.last_attempt_at is None:
+            return "never"
+        return f"{timesince(obj.last_attempt_at).split(',')[0]} ago"
+
+    @admin.display(description="Created by")
+    def created_by_name(self, obj: Challenge) -> str:
+        return _user_label(obj.created_by)
+
+    @admin.display(description="Updated by")
+    def updated_by_name(self, obj: Challenge) -> str:
+        return _user_label(obj.updated_by)
 
     def get_fieldsets(self, request: HttpRequest, obj=None):
         editable = obj is None or self.has_change_permission(request, obj)
@@ -186,7 +236,12 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                     "Record",
                     {
                         "classes": ("collapse",),
-                        "fields": ("created_by", "updated_by", "created_at", "updated_at"),
+                        "fields": (
+                            "created_by_name",
+                            "updated_by_name",
+                            "created_at",
+                            "updated_at",
+                        ),
                     },
                 )
             )
@@ -351,6 +406,10 @@ class ChallengeAttemptAdmin(WorkspaceScopedAdmin):
         "created_at",
     )
 
+    def get_queryset(self, request: HttpRequest):
+        # The page title names the player and the challenge.
+        return super().get_queryset(request).select_related("end_user", "challenge")
+
     @admin.display(description="Player", ordering="end_user__external_id")
     def player(self, obj: ChallengeAttempt) -> str:
         return str(obj.end_user)
@@ -394,6 +453,10 @@ class CollectionItemInline(WorkspaceScopedInline):
     formset = CollectionItemFormSet
     fields = ("position", "challenge")
     extra = 1
+
+    def get_queryset(self, request: HttpRequest):
+        # Each row is titled by its challenge's name.
+        return super().get_queryset(request).select_related("challenge")
 
 
 @admin.register(ChallengeCollection)

@@ -4,6 +4,7 @@ import re
 from typing import Any
 
 from django import forms
+from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.validators import RegexValidator
 from django.db.models import QuerySet
 from django.forms.models import BaseInlineFormSet
@@ -228,3 +229,20 @@ class CollectionItemFormSet(BaseInlineFormSet):
                 continue
             if workspace_id and challenge.workspace_id != workspace_id:
                 form.add_error("challenge", "This challenge belongs to another workspace.")
+
+
+class AdminEmailLoginForm(AdminAuthenticationForm):
+    """The admin login, labelled for what creators sign in with: their email address."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["username"]
+        field.label = "Email"
+        field.widget.input_type = "email"
+        field.widget.attrs["autocomplete"] = "email"
+
+    def get_invalid_login_error(self) -> forms.ValidationError:
+        return forms.ValidationError(
+            "Please enter the email and password of a staff account. Both may be case-sensitive.",
+            code="invalid_login",
+        )
