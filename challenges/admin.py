@@ -162,8 +162,29 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
     def updated_by_name(self, obj: Challenge) -> str:
         return _user_label(obj.updated_by)
 
+    class Media:
+        js = ("js/challenge_admin_form.js",)
+        css = {"all": ("css/admin_extra.css",)}
+
     def get_fieldsets(self, request: HttpRequest, obj=None):
         editable = obj is None or self.has_change_permission(request, obj)
+        # Each optional section says when it applies (`when-<field>-<value>` classes read
+        # by static/js/challenge_admin_form.js); without JavaScript, a section that does
+        # not apply to the values in hand starts collapsed.
+        values = {
+            name: request.POST.get(name) or getattr(obj, name, None) or default
+            for name, default in (
+                ("target", Challenge.Target.OFFLINE),
+                ("evaluator_type", Challenge.EvaluatorType.RULES),
+                ("scoring_strategy", Challenge.Strategy.FIRST),
+            )
+        }
+
+        def when(field: str, *choices: str) -> tuple[str, ...]:
+            conditions = tuple(f"when-{field}-{choice}" for choice in choices)
+            return conditions if values[field] in choices else ("collapse", *conditions)
+
+        secret_fields = ("secret_ref", ("new_secret_name", "new_secret_value"))
         fieldsets = [
             (
                 "Basics",
@@ -181,7 +202,7 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                 },
             ),
             (
-                "Target model",
+                "Target model and defence",
                 {
                     "description": "The model players attack, and the defence it runs with. "
                     "{{secret}} in the system prompt is filled in on the server.",
@@ -189,46 +210,58 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                         "target",
                         "target_model",
                         "system_prompt",
-                        "target_config",
-                        ("app_id", "workflow_id"),
+                        *(secret_fields if editable else ("secret_ref",)),
                     ),
                 },
             ),
             (
-                "Success criteria",
+                "Evaluation and scoring",
+                {"fields": ("evaluator_type", "scoring_strategy", "max_attempts_per_hour")},
+            ),
+            (
+                "Rules",
                 {
-                    "fields": (
-                        "evaluator_type",
-                        "success_type",
-                        "success_pattern",
-                        "secret_ref",
-                        "mask_variables",
-                    )
+                    "classes": when("evaluator_type", "rules"),
+                    "description": "The reply wins when it matches the success pattern.",
+                    "fields": ("success_type", "success_pattern"),
                 },
             ),
             (
                 "LLM judge",
                 {
-                    "description": "Used when the evaluator type is llm-judge.",
+                    "classes": when("evaluator_type", "llm-judge"),
+                    "description": "A judge model rates each reply against the goal.",
                     "fields": _JUDGE_FIELDSET if editable else ("judge_config",),
                 },
             ),
             (
-                "Custom plugins",
+                "Custom evaluator plugin",
                 {
-                    "classes": ("collapse",),
-                    "fields": (
-                        "evaluator_plugin_id",
-                        "evaluator_entrypoint",
-                        "evaluator_config",
-                        "scoring_plugin_id",
-                        "scoring_entrypoint",
-                        "scoring_config",
-                    ),
+                    "classes": when("evaluator_type", "custom"),
+                    "fields": ("evaluator_plugin_id", "evaluator_entrypoint", "evaluator_config"),
                 },
             ),
-            ("Scoring", {"fields": ("scoring_strategy", "max_attempts_per_hour")}),
-            ("Display", {"description": _THEME_HELP, "fields": ("theme",)}),
+            (
+                "Custom scoring plugin",
+                {
+                    "classes": when("scoring_strategy", "custom"),
+                    "fields": ("scoring_plugin_id", "scoring_entrypoint", "scoring_config"),
+                },
+            ),
+            (
+                "Dify",
+                {
+                    "classes": when("target", "dify"),
+                    "description": "For challenges played through a Dify app: the ids tie "
+                    "the bridge's calls and the workflow to this challenge.",
+                    "fields": (("app_id", "workflow_id"),),
+                },
+            ),
+            ("Theme", {"classes": ("collapse",), "description": _THEME_HELP, "fields": ("theme",)}),
+            (
+                "Advanced",
+                {"classes": ("collapse",), "fields": ("target_config", "mask_variables")},
+            ),
         ]
         if obj is not None:
             fieldsets.append(
@@ -253,6 +286,15 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
         return form
 
     def save_model(self, request: HttpRequest, obj: Challenge, form, change: bool) -> None:
+        new_secret_name = form.cleaned_data.get("new_secret_name")
+        if new_secret_name:
+            # In the admin's transaction: a challenge that fails to save takes it back.
+            workspace = form.cleaned_data.get("workspace") or obj.workspace
+            secret_create(
+                workspace=workspace,
+                name=new_secret_name,
+                value=form.cleaned_data["new_secret_value"],
+            )
         fields = {
             name: form.cleaned_data[name] for name in CHALLENGE_FIELDS if name in form.cleaned_data
         }
