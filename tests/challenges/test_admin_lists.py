@@ -59,9 +59,9 @@ def test_it_shows_solves_players_solve_rate_and_last_attempt(creator, workspace)
 
     header = re.findall(r'<th scope="col"[^>]*>.*?</th>', html, re.S)
     titles = [re.sub(r"<[^>]+>", "", th).strip() for th in header]
-    assert ["Solves", "Players", "Solve rate", "Last attempt"] == [
+    assert [
         title for title in titles if title in ("Solves", "Players", "Solve rate", "Last attempt")
-    ]
+    ] == ["Solves", "Players", "Solve rate", "Last attempt"]
     vault_cells = cells(row_of(html, "Acme Vault"))
     assert "2" in vault_cells and "4" in vault_cells and "50%" in vault_cells
     assert "ago" in " ".join(vault_cells)
