@@ -172,6 +172,9 @@ class ChallengeAdminForm(forms.ModelForm):
             self.fields["slug"].help_text = "Left blank, it is made from the name."
         if "secret_ref" in self.fields:
             self.fields["secret_ref"].choices = self._secret_choices()
+        for name in ("description", "goal", "instructions_md", "system_prompt", "success_pattern"):
+            if name in self.fields:
+                self.fields[name].widget.attrs["rows"] = 3 if name != "instructions_md" else 6
         for name, help_text in CHALLENGE_HELP.items():
             if name in self.fields:
                 self.fields[name].help_text = help_text
