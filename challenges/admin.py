@@ -9,12 +9,10 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
-from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.db import models
 from django.db.models import QuerySet
 from django.http import (
-    Http404,
     HttpRequest,
     HttpResponse,
     HttpResponseRedirect,
@@ -30,10 +28,10 @@ from challenges.admin_forms import (
     BridgeKeyAdminForm,
     ChallengeAdminForm,
     ChallengeCollectionAdminForm,
-    ChallengeTryForm,
     CollectionItemFormSet,
     SecretAdminForm,
 )
+from challenges.admin_try_it import challenge_try_it
 from challenges.exports import attempts_csv_response
 from challenges.models import (
     BridgeKey,
@@ -58,7 +56,6 @@ from challenges.services.collections import (
     collection_set_challenges,
     collection_update,
 )
-from challenges.services.evaluation import challenge_evaluate
 from challenges.services.secrets import (
     secret_create,
     secret_delete,
@@ -66,7 +63,6 @@ from challenges.services.secrets import (
     secret_value_for,
 )
 from challenges.validation import THEME_KEYS
-from core.errors import ApplicationError
 from core.redaction import redact_secrets
 from players.admin import WorkspaceScopedAdmin, WorkspaceScopedInline, can_write_any
 from players.selectors import workspaces_for_user
@@ -318,42 +314,12 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
 
     def get_urls(self):
         name = f"{self.opts.app_label}_{self.opts.model_name}_try"
+        # Not wrapped in admin_view (a sync wrapper): the async view checks staff status
+        # and workspace membership itself, and CSRF as every POST.
         return [
-            path(
-                "<path:object_id>/try/",
-                self.admin_site.admin_view(self.try_view),
-                name=name,
-            ),
+            path("<path:object_id>/try/", challenge_try_it, name=name),
             *super().get_urls(),
         ]
-
-    def try_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        """Evaluate a sample output under the challenge's criteria; records nothing."""
-        challenge = self.get_object(request, unquote(object_id))
-        if challenge is None or not self.has_view_permission(request, challenge):
-            raise Http404("No such challenge.")
-        secret = secret_value_for(challenge=challenge)
-        verdict = None
-        form = ChallengeTryForm(request.POST if request.method == "POST" else None)
-        if form.is_bound and form.is_valid():
-            output = form.cleaned_data["output"]
-            try:
-                verdict = challenge_evaluate(challenge=challenge, output=output)
-            except ApplicationError as exc:
-                self.message_user(request, redact_secrets(exc.message, [secret]), messages.ERROR)
-            # A creator may paste the secret itself; the page must not echo it back.
-            form = ChallengeTryForm(initial={"output": redact_secrets(output, [secret])})
-        context = {
-            **self.admin_site.each_context(request),
-            "title": f"Try “{challenge}”",
-            "subtitle": None,
-            "opts": self.opts,
-            "original": challenge,
-            "form": form,
-            "verdict": verdict,
-            "feedback": redact_secrets(verdict.feedback, [secret]) if verdict else "",
-        }
-        return TemplateResponse(request, "admin/challenges/challenge/try_it.html", context)
 
 
 # --- Secrets --------------------------------------------------------------------------

@@ -261,16 +261,6 @@ class ChallengeAdminForm(forms.ModelForm):
         self.add_error(field if field in self.fields else None, message)
 
 
-class ChallengeTryForm(forms.Form):
-    output = forms.CharField(
-        label="Sample model output",
-        strip=False,
-        max_length=20000,
-        widget=forms.Textarea(attrs={"rows": 5, "cols": 80}),
-        help_text="Evaluated with this challenge's success criteria; nothing is recorded.",
-    )
-
-
 class SecretAdminForm(forms.ModelForm):
     # Never bound to Secret.value: the stored value is not read into the form at all.
     new_value = forms.CharField(
