@@ -69,17 +69,11 @@ def page(chromium, live_server):
     context.close()
 
 
-def log_in(page, live_server, *, email: str, password: str, next_path: str = "/") -> None:
-    page.goto(f"{live_server.url}/accounts/login/?next={next_path}")
-    page.fill("input[name=login]", email)
-    page.fill("input[name=password]", password)
-    page.locator("form button[type=submit]").first.click()
-    page.wait_for_load_state()
+def log_in_context(context, live_server, user) -> None:
+    """Give the browser the session of a user logged in through Django's test client."""
+    from django.test import Client
 
-
-def admin_log_in(page, live_server, *, email: str, password: str) -> None:
-    page.goto(f"{live_server.url}/admin/login/?next=/admin/")
-    page.fill("input[name=username]", email)
-    page.fill("input[name=password]", password)
-    page.locator("input[type=submit]").click()
-    page.wait_for_load_state()
+    client = Client()
+    client.force_login(user)
+    cookie = client.cookies["sessionid"]
+    context.add_cookies([{"name": "sessionid", "value": cookie.value, "url": live_server.url}])

@@ -9,26 +9,18 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from django.test import Client
 from django.utils import timezone
 
+from challenges.models import LeaderboardEntry
 from challenges.services.attempts import attempt_record
 from challenges.services.collections import collection_create, collection_set_challenges
 from challenges.services.secrets import secret_create
 from judging.verdicts import Verdict
 from players.services import end_user_for_account, profile_create
-from tests.browser.conftest import DESKTOP, PHONE, offline_context
+from tests.browser.conftest import DESKTOP, PHONE, log_in_context, offline_context
 from tests.factories import make_challenge, make_creator, make_end_user, make_player, make_workspace
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
-
-
-def log_in_context(context, live_server, user) -> None:
-    """Give the browser the session of a user logged in through Django's test client."""
-    client = Client()
-    client.force_login(user)
-    cookie = client.cookies["sessionid"]
-    context.add_cookies([{"name": "sessionid", "value": cookie.value, "url": live_server.url}])
 
 
 @pytest.fixture
@@ -82,8 +74,6 @@ def site(db):
             )
             # Spread the solves over the afternoon so the graph has a shape.
             type(attempt).objects.filter(pk=attempt.pk).update(created_at=with_time)
-            from challenges.models import LeaderboardEntry
-
             LeaderboardEntry.objects.filter(attempt=attempt).update(
                 achieved_at=with_time, first_succeeded_at=with_time
             )
