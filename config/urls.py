@@ -18,9 +18,7 @@ urlpatterns = [
     path("bridge/", include("challenges.urls_bridge")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # The split view serves its start-up script as a file, not an inline <script>.
-    path(
-        "api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"
-    ),
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("health", health),
     path("profile/", include("players.urls_pages")),
     path("", include("challenges.urls_pages")),
