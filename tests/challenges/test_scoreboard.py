@@ -153,3 +153,20 @@ def test_it_puts_units_and_player_words_on_the_challenge_page(client, arena):
     assert "Ranking: First" not in html
     assert "Checked by a rule" in html
     assert "60 attempts an hour" in html
+
+
+def test_it_greets_a_new_player_by_display_name_in_the_confirmation_mail(client, mailoutbox):
+    client.post(
+        "/accounts/signup/",
+        {
+            "email": "morpheus@example.com",
+            "name": "Morpheus",
+            "password1": "a-long-passphrase-42",
+            "password2": "a-long-passphrase-42",
+        },
+    )
+
+    body = mailoutbox[-1].body
+    assert body.startswith("Hello Morpheus,")
+    assert '"Morpheus"' in body
+    assert "user morpheus" not in body.lower()
