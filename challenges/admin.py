@@ -64,7 +64,12 @@ from challenges.services.secrets import (
 )
 from challenges.validation import THEME_KEYS
 from core.redaction import redact_secrets
-from players.admin import WorkspaceScopedAdmin, WorkspaceScopedInline, can_write_any
+from players.admin import (
+    WorkspaceScopedAdmin,
+    WorkspaceScopedInline,
+    can_write_any,
+    workspace_roles,
+)
 from players.selectors import workspaces_for_user
 
 # Creators sign in with their email address; the account's username is that email.
@@ -106,14 +111,13 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
     list_display = (
         "name",
         "workspace",
-        "evaluator_type",
-        "scoring_strategy",
-        "is_active",
+        "evaluator",
+        "ranking",
+        "active",
         "solves",
         "players",
         "solve_rate",
         "last_attempt",
-        "created_at",
     )
     list_filter = ("is_active", "evaluator_type", "target", _by_workspace)
     search_fields = ("name", "slug", "goal")
@@ -125,10 +129,29 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
     def get_queryset(self, request: HttpRequest):
         return challenges_with_play_stats(super().get_queryset(request))
 
+    def get_list_display(self, request: HttpRequest):
+        # A creator of one workspace needs no workspace column; the room goes to the stats.
+        if not request.user.is_superuser and len(workspace_roles(request)) == 1:
+            return tuple(name for name in self.list_display if name != "workspace")
+        return self.list_display
+
     def view_on_site(self, obj: Challenge) -> str | None:
         if obj._state.adding or not obj.slug:
             return None
         return reverse("challenge-page", args=[obj.slug])
+
+    # Short headers: the play figures need the room.
+    @admin.display(description="Evaluator", ordering="evaluator_type")
+    def evaluator(self, obj: Challenge) -> str:
+        return obj.get_evaluator_type_display()
+
+    @admin.display(description="Ranking", ordering="scoring_strategy")
+    def ranking(self, obj: Challenge) -> str:
+        return obj.get_scoring_strategy_display()
+
+    @admin.display(description="Active", boolean=True, ordering="is_active")
+    def active(self, obj: Challenge) -> bool:
+        return obj.is_active
 
     @admin.display(description="Solves", ordering="solves")
     def solves(self, obj: Challenge) -> int:
@@ -148,7 +171,8 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
     def last_attempt(self, obj: Challenge) -> str:
         if obj.last_attempt_at is None:
             return "never"
-        return f"{timesince(obj.last_attempt_at).split(',')[0]} ago"
+        ago = timesince(obj.last_attempt_at).split(",")[0]
+        return "just now" if ago.startswith("0\xa0") else f"{ago} ago"
 
     @admin.display(description="Created by")
     def created_by_name(self, obj: Challenge) -> str:
