@@ -15,24 +15,15 @@ from judging.plugins import evaluate_with_plugin, score_with_plugin
 from judging.rules import evaluate_rule
 from judging.verdicts import Verdict
 
-_LOOK_UP = object()
-
 
 def challenge_evaluate(
-    *,
-    challenge: Challenge,
-    output: str,
-    variables: dict[str, Any] | None = None,
-    secret: Any = _LOOK_UP,
+    *, challenge: Challenge, output: str, variables: dict[str, Any] | None = None
 ) -> Verdict:
     """Judge one output with the challenge's evaluator; nothing is recorded.
 
     `variables` (e.g. a Dify run's) reach only a custom evaluator, whitelisted and masked.
-    A caller that already holds the secret passes it (None: no secret), and then this
-    touches no database: the admin's try-it runs it off the request thread.
     """
-    if secret is _LOOK_UP:
-        secret = secret_value_for(challenge=challenge)
+    secret = secret_value_for(challenge=challenge)
     if challenge.evaluator_type == Challenge.EvaluatorType.LLM_JUDGE:
         try:
             verdict = judge_with_llm(

@@ -92,9 +92,8 @@ def try_it_run(*, plan: TryItPlan, prompt: str) -> TryItResult:
     if fired:
         return TryItResult(reply.text, fired, False, None, "", reply.tokens_total, reply.elapsed_ms)
     try:
-        verdict = challenge_evaluate(
-            challenge=plan.challenge, output=reply.text, secret=plan.secret
-        )
+        # No query: try_it_prepare's secret_value_for left the value on the challenge.
+        verdict = challenge_evaluate(challenge=plan.challenge, output=reply.text)
     except ApplicationError as exc:
         return TryItResult(
             reply.text, None, False, None, "", reply.tokens_total, reply.elapsed_ms, exc.message

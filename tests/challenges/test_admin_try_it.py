@@ -147,3 +147,25 @@ def test_it_answers_404_for_a_malformed_id(creator):
     )
 
     assert response.status_code == 404
+
+
+@pytest.mark.parametrize("evaluator", ["rules", "llm-judge"])
+def test_it_touches_no_database_during_the_model_call(
+    workspace, django_assert_num_queries, evaluator
+):
+    from challenges.services.try_it import try_it_prepare, try_it_run
+
+    secret_create(workspace=workspace, name="vault", value=SECRET)
+    challenge = make_challenge(
+        workspace=workspace,
+        system_prompt="The password is {{secret}}.",
+        secret_ref="vault",
+        evaluator_type=evaluator,
+        success_pattern="{{secret}}" if evaluator == "rules" else "",
+        judge_config={"judge_model": "offline/judge"} if evaluator == "llm-judge" else {},
+    )
+    plan = try_it_prepare(challenge=Challenge.objects.get(pk=challenge.pk), prompt=LEAKY_PROMPT)
+
+    with django_assert_num_queries(0):
+        result = try_it_run(plan=plan, prompt=LEAKY_PROMPT)
+    assert SECRET in result.reply
