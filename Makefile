@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install install-dev run test lint check
+.PHONY: install install-dev run test lint check screenshots
 
 $(VENV)/.installed: requirements.txt plugins/example-plugin/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -50,3 +50,8 @@ lint: install-dev
 check: install-dev
 	$(PY) manage.py check
 	$(PY) manage.py makemigrations --check --dry-run
+
+# Refresh docs/screenshots/ (Chromium at 1280 and 390 px); `make test` only checks them
+# in a temporary directory.
+screenshots: install-dev
+	SCREENSHOTS_DIR=docs/screenshots $(PY) -m pytest -q -p no:cacheprovider tests/browser/test_screenshots.py

@@ -9,12 +9,10 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
-from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.db import models
 from django.db.models import QuerySet
 from django.http import (
-    Http404,
     HttpRequest,
     HttpResponse,
     HttpResponseRedirect,
@@ -23,15 +21,17 @@ from django.http import (
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
+from django.utils.timesince import timesince
 
 from challenges.admin_forms import (
+    AdminEmailLoginForm,
     BridgeKeyAdminForm,
     ChallengeAdminForm,
     ChallengeCollectionAdminForm,
-    ChallengeTryForm,
     CollectionItemFormSet,
     SecretAdminForm,
 )
+from challenges.admin_try_it import challenge_try_it
 from challenges.exports import attempts_csv_response
 from challenges.models import (
     BridgeKey,
@@ -41,6 +41,7 @@ from challenges.models import (
     CollectionItem,
     Secret,
 )
+from challenges.selectors.challenge_stats import challenges_with_play_stats
 from challenges.services.bridge_keys import bridge_key_create, bridge_key_revoke
 from challenges.services.challenges import (
     CHALLENGE_FIELDS,
@@ -55,7 +56,6 @@ from challenges.services.collections import (
     collection_set_challenges,
     collection_update,
 )
-from challenges.services.evaluation import challenge_evaluate
 from challenges.services.secrets import (
     secret_create,
     secret_delete,
@@ -63,12 +63,25 @@ from challenges.services.secrets import (
     secret_value_for,
 )
 from challenges.validation import THEME_KEYS
-from core.errors import ApplicationError
 from core.redaction import redact_secrets
-from players.admin import WorkspaceScopedAdmin, WorkspaceScopedInline, can_write_any
+from players.admin import (
+    WorkspaceScopedAdmin,
+    WorkspaceScopedInline,
+    can_write_any,
+    workspace_roles,
+)
 from players.selectors import workspaces_for_user
 
+# Creators sign in with their email address; the account's username is that email.
+admin.site.login_form = AdminEmailLoginForm
+
 _by_workspace = ("workspace", admin.RelatedOnlyFieldListFilter)
+
+
+def _user_label(user) -> str:
+    if user is None:
+        return "—"
+    return user.get_full_name() or user.email or user.get_username()
 
 
 def _adopt(saved: models.Model, obj: models.Model) -> None:
@@ -98,22 +111,100 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
     list_display = (
         "name",
         "workspace",
-        "evaluator_type",
-        "success_type",
-        "scoring_strategy",
-        "is_active",
-        "starts_at",
-        "ends_at",
-        "created_at",
+        "evaluator",
+        "ranking",
+        "active",
+        "solves",
+        "players",
+        "solve_rate",
+        "last_attempt",
     )
     list_filter = ("is_active", "evaluator_type", "target", _by_workspace)
     search_fields = ("name", "slug", "goal")
     list_select_related = ("workspace",)
     prepopulated_fields = {"slug": ("name",)}
-    readonly_fields = ("created_by", "updated_by", "created_at", "updated_at")
+    # Names as text: a link to the user admin would answer 403 to a creator.
+    readonly_fields = ("created_by_name", "updated_by_name", "created_at", "updated_at")
+
+    def get_queryset(self, request: HttpRequest):
+        return challenges_with_play_stats(super().get_queryset(request))
+
+    def get_list_display(self, request: HttpRequest):
+        # A creator of one workspace needs no workspace column; the room goes to the stats.
+        if not request.user.is_superuser and len(workspace_roles(request)) == 1:
+            return tuple(name for name in self.list_display if name != "workspace")
+        return self.list_display
+
+    def view_on_site(self, obj: Challenge) -> str | None:
+        if obj._state.adding or not obj.slug:
+            return None
+        return reverse("challenge-page", args=[obj.slug])
+
+    # Short headers: the play figures need the room.
+    @admin.display(description="Evaluator", ordering="evaluator_type")
+    def evaluator(self, obj: Challenge) -> str:
+        return obj.get_evaluator_type_display()
+
+    @admin.display(description="Ranking", ordering="scoring_strategy")
+    def ranking(self, obj: Challenge) -> str:
+        return obj.get_scoring_strategy_display()
+
+    @admin.display(description="Active", boolean=True, ordering="is_active")
+    def active(self, obj: Challenge) -> bool:
+        return obj.is_active
+
+    @admin.display(description="Solves", ordering="solves")
+    def solves(self, obj: Challenge) -> int:
+        return obj.solves
+
+    @admin.display(description="Players", ordering="players")
+    def players(self, obj: Challenge) -> int:
+        return obj.players
+
+    @admin.display(description="Solve rate", ordering="solve_rate")
+    def solve_rate(self, obj: Challenge) -> str:
+        if obj.solve_rate is None:
+            return "—"
+        return f"{obj.solve_rate:.0%}"
+
+    @admin.display(description="Last attempt", ordering="last_attempt_at")
+    def last_attempt(self, obj: Challenge) -> str:
+        if obj.last_attempt_at is None:
+            return "never"
+        ago = timesince(obj.last_attempt_at).split(",")[0]
+        return "just now" if ago.startswith("0\xa0") else f"{ago} ago"
+
+    @admin.display(description="Created by")
+    def created_by_name(self, obj: Challenge) -> str:
+        return _user_label(obj.created_by)
+
+    @admin.display(description="Updated by")
+    def updated_by_name(self, obj: Challenge) -> str:
+        return _user_label(obj.updated_by)
+
+    class Media:
+        js = ("js/challenge_admin_form.js",)
+        css = {"all": ("css/admin_extra.css",)}
 
     def get_fieldsets(self, request: HttpRequest, obj=None):
         editable = obj is None or self.has_change_permission(request, obj)
+        # Each optional section says when it applies (`when-<field>-<value>` classes read
+        # by static/js/challenge_admin_form.js); without JavaScript, a section that does
+        # not apply to the values in hand starts collapsed.
+        values = {
+            name: request.POST.get(name) or getattr(obj, name, None) or default
+            for name, default in (
+                ("target", Challenge.Target.OFFLINE),
+                ("evaluator_type", Challenge.EvaluatorType.RULES),
+                ("scoring_strategy", Challenge.Strategy.FIRST),
+            )
+        }
+
+        def when(field: str, *choices: str) -> tuple[str, ...]:
+            conditions = tuple(f"when-{field}-{choice}" for choice in choices)
+            return conditions if values[field] in choices else ("collapse", *conditions)
+
+        secret_fields = ("secret_ref", ("new_secret_name", "new_secret_value"))
         fieldsets = [
             (
                 "Basics",
@@ -131,7 +222,7 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                 },
             ),
             (
-                "Target model",
+                "Target model and defence",
                 {
                     "description": "The model players attack, and the defence it runs with. "
                     "{{secret}} in the system prompt is filled in on the server.",
@@ -139,46 +230,58 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                         "target",
                         "target_model",
                         "system_prompt",
-                        "target_config",
-                        ("app_id", "workflow_id"),
+                        *(secret_fields if editable else ("secret_ref",)),
                     ),
                 },
             ),
             (
-                "Success criteria",
+                "Evaluation and scoring",
+                {"fields": ("evaluator_type", "scoring_strategy", "max_attempts_per_hour")},
+            ),
+            (
+                "Rules",
                 {
-                    "fields": (
-                        "evaluator_type",
-                        "success_type",
-                        "success_pattern",
-                        "secret_ref",
-                        "mask_variables",
-                    )
+                    "classes": when("evaluator_type", "rules"),
+                    "description": "The reply wins when it matches the success pattern.",
+                    "fields": ("success_type", "success_pattern"),
                 },
             ),
             (
                 "LLM judge",
                 {
-                    "description": "Used when the evaluator type is llm-judge.",
+                    "classes": when("evaluator_type", "llm-judge"),
+                    "description": "A judge model rates each reply against the goal.",
                     "fields": _JUDGE_FIELDSET if editable else ("judge_config",),
                 },
             ),
             (
-                "Custom plugins",
+                "Custom evaluator plugin",
                 {
-                    "classes": ("collapse",),
-                    "fields": (
-                        "evaluator_plugin_id",
-                        "evaluator_entrypoint",
-                        "evaluator_config",
-                        "scoring_plugin_id",
-                        "scoring_entrypoint",
-                        "scoring_config",
-                    ),
+                    "classes": when("evaluator_type", "custom"),
+                    "fields": ("evaluator_plugin_id", "evaluator_entrypoint", "evaluator_config"),
                 },
             ),
-            ("Scoring", {"fields": ("scoring_strategy", "max_attempts_per_hour")}),
-            ("Display", {"description": _THEME_HELP, "fields": ("theme",)}),
+            (
+                "Custom scoring plugin",
+                {
+                    "classes": when("scoring_strategy", "custom"),
+                    "fields": ("scoring_plugin_id", "scoring_entrypoint", "scoring_config"),
+                },
+            ),
+            (
+                "Dify",
+                {
+                    "classes": when("target", "dify"),
+                    "description": "For challenges played through a Dify app: the ids tie "
+                    "the bridge's calls and the workflow to this challenge.",
+                    "fields": (("app_id", "workflow_id"),),
+                },
+            ),
+            ("Theme", {"classes": ("collapse",), "description": _THEME_HELP, "fields": ("theme",)}),
+            (
+                "Advanced",
+                {"classes": ("collapse",), "fields": ("target_config", "mask_variables")},
+            ),
         ]
         if obj is not None:
             fieldsets.append(
@@ -186,7 +289,12 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                     "Record",
                     {
                         "classes": ("collapse",),
-                        "fields": ("created_by", "updated_by", "created_at", "updated_at"),
+                        "fields": (
+                            "created_by_name",
+                            "updated_by_name",
+                            "created_at",
+                            "updated_at",
+                        ),
                     },
                 )
             )
@@ -198,6 +306,15 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
         return form
 
     def save_model(self, request: HttpRequest, obj: Challenge, form, change: bool) -> None:
+        new_secret_name = form.cleaned_data.get("new_secret_name")
+        if new_secret_name:
+            # In the admin's transaction: a challenge that fails to save takes it back.
+            workspace = form.cleaned_data.get("workspace") or obj.workspace
+            secret_create(
+                workspace=workspace,
+                name=new_secret_name,
+                value=form.cleaned_data["new_secret_value"],
+            )
         fields = {
             name: form.cleaned_data[name] for name in CHALLENGE_FIELDS if name in form.cleaned_data
         }
@@ -221,42 +338,12 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
 
     def get_urls(self):
         name = f"{self.opts.app_label}_{self.opts.model_name}_try"
+        # Not wrapped in admin_view (a sync wrapper): the async view checks staff status
+        # and workspace membership itself, and CSRF as every POST.
         return [
-            path(
-                "<path:object_id>/try/",
-                self.admin_site.admin_view(self.try_view),
-                name=name,
-            ),
+            path("<path:object_id>/try/", challenge_try_it, name=name),
             *super().get_urls(),
         ]
-
-    def try_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        """Evaluate a sample output under the challenge's criteria; records nothing."""
-        challenge = self.get_object(request, unquote(object_id))
-        if challenge is None or not self.has_view_permission(request, challenge):
-            raise Http404("No such challenge.")
-        secret = secret_value_for(challenge=challenge)
-        verdict = None
-        form = ChallengeTryForm(request.POST if request.method == "POST" else None)
-        if form.is_bound and form.is_valid():
-            output = form.cleaned_data["output"]
-            try:
-                verdict = challenge_evaluate(challenge=challenge, output=output)
-            except ApplicationError as exc:
-                self.message_user(request, redact_secrets(exc.message, [secret]), messages.ERROR)
-            # A creator may paste the secret itself; the page must not echo it back.
-            form = ChallengeTryForm(initial={"output": redact_secrets(output, [secret])})
-        context = {
-            **self.admin_site.each_context(request),
-            "title": f"Try “{challenge}”",
-            "subtitle": None,
-            "opts": self.opts,
-            "original": challenge,
-            "form": form,
-            "verdict": verdict,
-            "feedback": redact_secrets(verdict.feedback, [secret]) if verdict else "",
-        }
-        return TemplateResponse(request, "admin/challenges/challenge/try_it.html", context)
 
 
 # --- Secrets --------------------------------------------------------------------------
@@ -366,6 +453,10 @@ class ChallengeAttemptAdmin(WorkspaceScopedAdmin):
         "created_at",
     )
 
+    def get_queryset(self, request: HttpRequest):
+        # The page title names the player and the challenge.
+        return super().get_queryset(request).select_related("end_user", "challenge")
+
     @admin.display(description="Player", ordering="end_user__external_id")
     def player(self, obj: ChallengeAttempt) -> str:
         return str(obj.end_user)
@@ -409,6 +500,10 @@ class CollectionItemInline(WorkspaceScopedInline):
     formset = CollectionItemFormSet
     fields = ("position", "challenge")
     extra = 1
+
+    def get_queryset(self, request: HttpRequest):
+        # Each row is titled by its challenge's name.
+        return super().get_queryset(request).select_related("challenge")
 
 
 @admin.register(ChallengeCollection)

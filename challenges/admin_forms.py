@@ -1,9 +1,11 @@
 """Admin forms: they check input with the rules in challenges.validation, never write."""
 
+import json
 import re
 from typing import Any
 
 from django import forms
+from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.validators import RegexValidator
 from django.db.models import QuerySet
 from django.forms.models import BaseInlineFormSet
@@ -12,6 +14,7 @@ from challenges.models import BridgeKey, Challenge, ChallengeCollection, Secret
 from challenges.services.challenges import CHALLENGE_FIELDS
 from challenges.services.collections import COLLECTION_FIELDS, collection_errors
 from challenges.validation import challenge_errors
+from core.parsers import CheckedJSONDecoder
 
 # Form field -> key of Challenge.judge_config.
 JUDGE_FIELDS = {
@@ -37,9 +40,89 @@ def _whole(number: float | None) -> float | int | None:
     return number
 
 
+class ExplainedJSONField(forms.JSONField):
+    """A JSON box that says where the JSON breaks and which shape it needs."""
+
+    def __init__(self, *args: Any, expected: type = dict, **kwargs: Any) -> None:
+        self.expected = expected
+        # The API's limits (no NUL, no deep nesting) hold for JSON typed into the admin too.
+        kwargs.setdefault("decoder", CheckedJSONDecoder)
+        super().__init__(*args, **kwargs)
+
+    def to_python(self, value: Any) -> Any:
+        if isinstance(value, str) and value.strip():
+            try:
+                json.loads(value)
+            except RecursionError:
+                pass  # too deep for the standard library: the checked decoder says so below
+            except json.JSONDecodeError as exc:
+                raise forms.ValidationError(
+                    f"This is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.",
+                    code="invalid",
+                ) from exc
+        converted = super().to_python(value)
+        if converted is not None and not isinstance(converted, self.expected):
+            shape = "an object, {…}" if self.expected is dict else "a list, […]"
+            raise forms.ValidationError(f"This must be {shape}.", code="invalid")
+        return converted
+
+
+_SECRET_NAME = RegexValidator(
+    re.compile(r"^[A-Za-z0-9_.-]{1,100}$"), "Use 1–100 letters, digits, '_', '-' or '.'."
+)
+
+
+_JSON_WIDGET = forms.Textarea(attrs={"rows": 3, "class": "vLargeTextField json-field"})
+
+# Help for every Dify and JSON term a creator meets on the form.
+CHALLENGE_HELP = {
+    "app_id": "The id of the Dify app that plays this challenge (Dify → Studio → the app → "
+    "its URL, /app/<id>/…). The Dify bridge accepts calls for this challenge only with it.",
+    "workflow_id": "The id of the Dify workflow inside that app, if you run one; left "
+    "blank, any workflow of the app may report attempts.",
+    "target": "offline: the built-in model, no network. openai: an OpenAI-compatible "
+    "endpoint (OPENAI_BASE_URL). dify: a Dify app, called with the app key named in "
+    "the advanced target settings.",
+    "target_model": "The model name for the openai target, e.g. gpt-4o-mini.",
+    "target_config": 'JSON object. For dify: {"base_url": "https://dify.example/v1", '
+    '"app_key_secret": "<name of a secret holding the Dify app key>"}. For openai: '
+    'extra model parameters such as {"temperature": 0.7}.',
+    "mask_variables": "JSON list of names of Dify variables whose values are masked "
+    'wherever they would be shown or stored, e.g. ["password"].',
+    "evaluator_config": "JSON object handed to the evaluator plugin.",
+    "scoring_config": "JSON object handed to the scoring plugin.",
+    "evaluator_plugin_id": "The name of an installed evaluator plugin "
+    "(entry-point group prompt_challenges.evaluators).",
+    "scoring_plugin_id": "The name of an installed scoring plugin "
+    "(entry-point group prompt_challenges.scorers).",
+    "evaluator_type": "rules: the reply must match a pattern. llm-judge: a judge model rates "
+    "the reply. custom: an installed plugin decides.",
+    "scoring_strategy": "How the leaderboard ranks players who solved it.",
+}
+
+
 class ChallengeAdminForm(forms.ModelForm):
     # Set by the ModelAdmin for each request: the workspaces the creator may write to.
     writable_workspaces: QuerySet | None = None
+
+    theme = ExplainedJSONField(required=False, widget=_JSON_WIDGET)
+    target_config = ExplainedJSONField(required=False, widget=_JSON_WIDGET, label="Target settings")
+    evaluator_config = ExplainedJSONField(required=False, widget=_JSON_WIDGET)
+    scoring_config = ExplainedJSONField(required=False, widget=_JSON_WIDGET)
+    mask_variables = ExplainedJSONField(required=False, widget=_JSON_WIDGET, expected=list)
+
+    new_secret_name = forms.CharField(
+        required=False,
+        label="Or a new secret: name",
+        help_text="Creates the secret in this workspace when you save, and uses it.",
+    )
+    new_secret_value = forms.CharField(
+        required=False,
+        strip=False,
+        label="Value",
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text="Write-only: it is never shown again.",
+    )
 
     secret_ref = forms.ChoiceField(
         required=False,
@@ -94,6 +177,12 @@ class ChallengeAdminForm(forms.ModelForm):
             self.fields["slug"].help_text = "Left blank, it is made from the name."
         if "secret_ref" in self.fields:
             self.fields["secret_ref"].choices = self._secret_choices()
+        for name in ("description", "goal", "instructions_md", "system_prompt", "success_pattern"):
+            if name in self.fields:
+                self.fields[name].widget.attrs["rows"] = 3 if name != "instructions_md" else 6
+        for name, help_text in CHALLENGE_HELP.items():
+            if name in self.fields:
+                self.fields[name].help_text = help_text
 
     def _secret_choices(self) -> list[tuple[str, str]]:
         if self.instance.workspace_id:
@@ -129,15 +218,44 @@ class ChallengeAdminForm(forms.ModelForm):
         if workspace_id is None:
             return cleaned
 
-        data = {name: cleaned.get(name, getattr(self.instance, name)) for name in CHALLENGE_FIELDS}
         secrets = dict(
             Secret.objects.filter(workspace_id=workspace_id).values_list("name", "value")
         )
+        self._clean_new_secret(cleaned, secrets)
+        data = {name: cleaned.get(name, getattr(self.instance, name)) for name in CHALLENGE_FIELDS}
         errors = challenge_errors(data, secret_names=set(secrets), secret_values=secrets)
         for field, messages in errors.items():
             for message in messages:
                 self._add_challenge_error(field, message)
         return cleaned
+
+    def _clean_new_secret(self, cleaned: dict[str, Any], secrets: dict[str, str]) -> None:
+        """A secret typed into the form is checked here and made by the admin's save."""
+        name = (cleaned.get("new_secret_name") or "").strip()
+        value = cleaned.get("new_secret_value") or ""
+        if not name and not value:
+            return
+        if not name:
+            self.add_error("new_secret_name", "Name the new secret.")
+            return
+        if not value:
+            self.add_error("new_secret_value", "A secret needs a value.")
+            return
+        try:
+            _SECRET_NAME(name)
+        except forms.ValidationError as exc:
+            self.add_error("new_secret_name", exc)
+            return
+        if name in secrets:
+            self.add_error(
+                "new_secret_name",
+                "This workspace already has a secret with this name; choose it above.",
+            )
+            return
+        cleaned["new_secret_name"] = name
+        cleaned["secret_ref"] = name
+        # The checks below see the secret as if it were already stored.
+        secrets[name] = value
 
     def _add_challenge_error(self, field: str, message: str) -> None:
         if field == "judge_config":
@@ -146,21 +264,6 @@ class ChallengeAdminForm(forms.ModelForm):
                     field = form_field
                     break
         self.add_error(field if field in self.fields else None, message)
-
-
-class ChallengeTryForm(forms.Form):
-    output = forms.CharField(
-        label="Sample model output",
-        strip=False,
-        max_length=20000,
-        widget=forms.Textarea(attrs={"rows": 5, "cols": 80}),
-        help_text="Evaluated with this challenge's success criteria; nothing is recorded.",
-    )
-
-
-_SECRET_NAME = RegexValidator(
-    re.compile(r"^[A-Za-z0-9_.-]{1,100}$"), "Use 1–100 letters, digits, '_', '-' or '.'."
-)
 
 
 class SecretAdminForm(forms.ModelForm):
@@ -228,3 +331,20 @@ class CollectionItemFormSet(BaseInlineFormSet):
                 continue
             if workspace_id and challenge.workspace_id != workspace_id:
                 form.add_error("challenge", "This challenge belongs to another workspace.")
+
+
+class AdminEmailLoginForm(AdminAuthenticationForm):
+    """The admin login, labelled for what creators sign in with: their email address."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["username"]
+        field.label = "Email"
+        field.widget.input_type = "email"
+        field.widget.attrs["autocomplete"] = "email"
+
+    def get_invalid_login_error(self) -> forms.ValidationError:
+        return forms.ValidationError(
+            "Please enter the email and password of a staff account. Both may be case-sensitive.",
+            code="invalid_login",
+        )

@@ -224,8 +224,9 @@ class ChallengeAttempt(models.Model):
         ]
 
     def __str__(self) -> str:
-        verdict = "success" if self.succeeded else "failure"
-        return f"{verdict} on {self.challenge_id} at {self.created_at:%Y-%m-%d %H:%M}"
+        verdict = "solved" if self.succeeded else "failed"
+        when = timezone.localtime(self.created_at).strftime("%Y-%m-%d %H:%M")
+        return f"{self.end_user} on {self.challenge} at {when} ({verdict})"
 
 
 class LeaderboardEntry(models.Model):
@@ -382,4 +383,4 @@ class CollectionItem(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.position}: {self.challenge_id}"
+        return f"{self.position}. {self.challenge.name}"

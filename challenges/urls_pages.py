@@ -1,6 +1,6 @@
 from django.urls import path
 
-from challenges import views, views_collections
+from challenges import views, views_collections, views_scoreboard
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -12,4 +12,17 @@ urlpatterns = [
         name="challenge-leaderboard-partial",
     ),
     path("collections/<slug:slug>/", views_collections.collection_page, name="collection-page"),
+    path("scoreboard/", views_scoreboard.scoreboard_page, name="scoreboard"),
+    path(
+        "scoreboard/<slug:workspace_slug>/",
+        views_scoreboard.scoreboard_page,
+        name="scoreboard-workspace",
+    ),
+    path(
+        "scoreboard/<slug:workspace_slug>/standings",
+        views_scoreboard.scoreboard_partial,
+        name="scoreboard-partial",
+    ),
+    path("players/<str:end_user_id>/", views_scoreboard.player_page_view, name="player-page"),
+    path("favicon.ico", views_scoreboard.favicon, name="favicon"),
 ]

@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "django.contrib.sites",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "channels",
     "django_celery_beat",
     "allauth",
@@ -228,6 +229,11 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Swagger UI from our own static files (drf-spectacular-sidecar): /api/docs/ works
+    # offline and needs no CDN in the Content-Security-Policy.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
         "ChallengeScoringStrategyEnum": "challenges.models.Challenge.Strategy",
         "CollectionScoringStrategyEnum": "challenges.models.ChallengeCollection.Strategy",

@@ -18,14 +18,12 @@ def api_not_found(request, path: str = ""):
     return JsonResponse(body, status=404)
 
 
-# Swagger UI comes from its CDN, and its page keeps one inline style element; the split
-# view serves its start-up script as a file, so no inline script is needed.
-SWAGGER_CDN = "https://cdn.jsdelivr.net"
+# Swagger UI is served from our own static files (drf-spectacular-sidecar); its page keeps
+# one inline style element, and the split view serves its start-up script as a file.
 api_docs = csp_replace(
     {
-        "script-src": [SELF, SWAGGER_CDN],
-        "style-src": [SELF, SWAGGER_CDN, UNSAFE_INLINE],
-        "img-src": [SELF, "data:", SWAGGER_CDN],
+        "style-src": [SELF, UNSAFE_INLINE],
+        "img-src": [SELF, "data:"],
     }
 )(SpectacularSwaggerSplitView.as_view(url_name="api-schema"))
 

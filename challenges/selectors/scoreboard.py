@@ -1,0 +1,165 @@
+"""The site-wide scoreboard of a workspace and a player's page: standings, timeline, solves.
+
+A solved challenge is worth POINTS_PER_SOLVE, as in a CTF with static scoring; a player's
+score is the sum over the workspace's public challenges whose leaderboard holds them, and
+ties go to whoever got there first. Each read is one query on LeaderboardEntry.
+"""
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Count, Max, Q
+
+from challenges.models import Challenge, LeaderboardEntry
+from players.models import EndUser, Workspace
+
+POINTS_PER_SOLVE = 100
+GRAPH_PLAYERS = 10
+
+
+@dataclass(frozen=True)
+class ScoreboardRow:
+    rank: int
+    end_user_id: str
+    player: str
+    points: int
+    solves: int
+    last_solve_at: datetime
+
+
+@dataclass(frozen=True)
+class ScoreTimeline:
+    end_user_id: str
+    player: str
+    solved_at: list[datetime]
+
+
+@dataclass(frozen=True)
+class PlayerSolve:
+    challenge_name: str
+    challenge_slug: str
+    solved_at: datetime
+    tokens_total: int | None
+    elapsed_ms: int | None
+    judge_rating: int | None
+
+
+@dataclass(frozen=True)
+class PlayerPage:
+    end_user_id: str
+    player: str
+    workspace: Workspace
+    solves: list[PlayerSolve]
+
+    @property
+    def points(self) -> int:
+        return POINTS_PER_SOLVE * len(self.solves)
+
+
+def _public_name(display_name: str, external_id: str) -> str:
+    return EndUser(display_name=display_name, external_id=external_id).public_name
+
+
+def _public_entries(workspace: Workspace):
+    return LeaderboardEntry.objects.filter(
+        challenge__workspace=workspace, challenge__is_active=True
+    )
+
+
+def scoreboard_workspaces() -> list[Workspace]:
+    """Workspaces with at least one public challenge, by name."""
+    return list(
+        Workspace.objects.filter(Q(challenges__is_active=True)).distinct().order_by("name", "id")
+    )
+
+
+def scoreboard_standings(*, workspace: Workspace, limit: int) -> list[ScoreboardRow]:
+    rows = (
+        _public_entries(workspace)
+        .values("end_user_id", "end_user__display_name", "end_user__external_id")
+        .annotate(solves=Count("id"), last_solve_at=Max("first_succeeded_at"))
+        .order_by("-solves", "last_solve_at", "end_user_id")[:limit]
+    )
+    return [
+        ScoreboardRow(
+            rank=position,
+            end_user_id=str(row["end_user_id"]),
+            player=_public_name(row["end_user__display_name"], row["end_user__external_id"]),
+            points=row["solves"] * POINTS_PER_SOLVE,
+            solves=row["solves"],
+            last_solve_at=row["last_solve_at"],
+        )
+        for position, row in enumerate(rows, start=1)
+    ]
+
+
+def scoreboard_timelines(
+    *, workspace: Workspace, standings: list[ScoreboardRow]
+) -> list[ScoreTimeline]:
+    """When each of the top players solved each challenge, in standing order."""
+    leaders = standings[:GRAPH_PLAYERS]
+    solved_at: dict[str, list[datetime]] = {row.end_user_id: [] for row in leaders}
+    for end_user_id, moment in (
+        _public_entries(workspace)
+        .filter(end_user_id__in=[row.end_user_id for row in leaders])
+        .order_by("first_succeeded_at")
+        .values_list("end_user_id", "first_succeeded_at")
+    ):
+        solved_at[str(end_user_id)].append(moment)
+    return [
+        ScoreTimeline(
+            end_user_id=row.end_user_id, player=row.player, solved_at=solved_at[row.end_user_id]
+        )
+        for row in leaders
+    ]
+
+
+def scoreboard_challenge_ids(*, workspace: Workspace) -> list[str]:
+    return [
+        str(pk)
+        for pk in Challenge.objects.filter(workspace=workspace, is_active=True)
+        .order_by("created_at")
+        .values_list("id", flat=True)
+    ]
+
+
+def player_page(*, end_user_id: Any) -> PlayerPage | None:
+    """A player's solves on public challenges; None for an unknown or malformed id."""
+    try:
+        end_user_uuid = uuid.UUID(str(end_user_id))
+    except ValueError:
+        return None
+    end_user = EndUser.objects.select_related("workspace").filter(id=end_user_uuid).first()
+    if end_user is None:
+        return None
+    entries = (
+        LeaderboardEntry.objects.filter(end_user=end_user, challenge__is_active=True)
+        .select_related("challenge")
+        .only(
+            "first_succeeded_at",
+            "tokens_total",
+            "elapsed_ms",
+            "judge_rating",
+            "challenge__name",
+            "challenge__slug",
+        )
+        .order_by("first_succeeded_at")
+    )
+    return PlayerPage(
+        end_user_id=str(end_user.id),
+        player=end_user.public_name,
+        workspace=end_user.workspace,
+        solves=[
+            PlayerSolve(
+                challenge_name=entry.challenge.name,
+                challenge_slug=entry.challenge.slug,
+                solved_at=entry.first_succeeded_at,
+                tokens_total=entry.tokens_total,
+                elapsed_ms=entry.elapsed_ms,
+                judge_rating=entry.judge_rating,
+            )
+            for entry in entries
+        ],
+    )

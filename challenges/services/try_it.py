@@ -1,0 +1,109 @@
+"""The admin's "Try it": a creator's prompt through the challenge's real target and
+evaluator, exactly as a player's would go, with nothing recorded and nothing masked.
+
+Split in two so the model call holds no database connection: `try_it_prepare` reads
+what the call needs (secret, target settings) on the request's thread; `try_it_run`
+touches no database and may run anywhere.
+"""
+
+import logging
+import time
+from dataclasses import dataclass
+
+from challenges.models import Challenge
+from challenges.play import PROMPT_MAX_CHARS, target_config_for
+from challenges.services.evaluation import challenge_evaluate
+from challenges.services.secrets import fill_secret, secret_value_for
+from core.errors import ApplicationError
+from judging.targets import TargetConfig, TargetError, complete
+
+logger = logging.getLogger(__name__)
+
+TRY_IT_USER = "admin-try-it"
+
+
+@dataclass(frozen=True)
+class TryItPlan:
+    challenge: Challenge
+    secret: str | None
+    system_prompt: str
+    target: TargetConfig
+
+
+@dataclass(frozen=True)
+class TryItResult:
+    reply: str
+    defence_fired: str | None
+    passed: bool
+    rating: int | None
+    feedback: str
+    tokens_total: int | None
+    elapsed_ms: int | None
+    error: str = ""
+
+
+def try_it_prepare(*, challenge: Challenge, prompt: str) -> TryItPlan:
+    if not prompt or not prompt.strip():
+        raise ApplicationError("Write a prompt first.", fields={"prompt": ["Required."]})
+    if len(prompt) > PROMPT_MAX_CHARS:
+        raise ApplicationError(
+            f"A prompt is at most {PROMPT_MAX_CHARS} characters.",
+            fields={"prompt": [f"At most {PROMPT_MAX_CHARS} characters."]},
+        )
+    secret = secret_value_for(challenge=challenge)
+    return TryItPlan(
+        challenge=challenge,
+        secret=secret,
+        system_prompt=fill_secret(challenge.system_prompt, secret),
+        target=target_config_for(challenge=challenge),
+    )
+
+
+def _defence_fired(*, plan: TryItPlan, prompt: str, reply: str | None) -> str | None:
+    """The hook for the challenge's defence layers (SPEC §4c: input filter before the
+    call, output guard and LLM check after it); none exist yet, so none fires. When they
+    land, call the same layer runner the play path uses and return the layer's name."""
+    return None
+
+
+def try_it_run(*, plan: TryItPlan, prompt: str) -> TryItResult:
+    """Call the target and judge its reply; no database access, nothing recorded."""
+    fired = _defence_fired(plan=plan, prompt=prompt, reply=None)
+    if fired:
+        return TryItResult("", fired, False, None, "", None, None)
+    started = time.monotonic()
+    try:
+        reply = complete(
+            system_prompt=plan.system_prompt, prompt=prompt, user=TRY_IT_USER, config=plan.target
+        )
+    except TargetError as exc:
+        # The creator configured the target, so the reason is theirs to see.
+        return TryItResult(
+            reply="",
+            defence_fired=None,
+            passed=False,
+            rating=None,
+            feedback="",
+            tokens_total=None,
+            elapsed_ms=round((time.monotonic() - started) * 1000),
+            error=f"The target model did not answer: {exc}",
+        )
+    fired = _defence_fired(plan=plan, prompt=prompt, reply=reply.text)
+    if fired:
+        return TryItResult(reply.text, fired, False, None, "", reply.tokens_total, reply.elapsed_ms)
+    try:
+        # No query: try_it_prepare's secret_value_for left the value on the challenge.
+        verdict = challenge_evaluate(challenge=plan.challenge, output=reply.text)
+    except ApplicationError as exc:
+        return TryItResult(
+            reply.text, None, False, None, "", reply.tokens_total, reply.elapsed_ms, exc.message
+        )
+    return TryItResult(
+        reply=reply.text,
+        defence_fired=None,
+        passed=verdict.passed,
+        rating=verdict.rating,
+        feedback=verdict.feedback,
+        tokens_total=reply.tokens_total,
+        elapsed_ms=reply.elapsed_ms,
+    )

@@ -1,0 +1,90 @@
+"""Numbers and settings in a player's words: "1 attempt", "79 tokens", "3.2 s"."""
+
+from typing import Any
+
+from django import template
+from django.template.defaultfilters import pluralize
+from django.utils.formats import date_format
+
+register = template.Library()
+
+STRATEGY_WORDS = {
+    "first": "First to solve wins",
+    "fastest": "Fastest reply wins",
+    "fewest_tokens": "Fewest tokens wins",
+    "highest_rating": "Highest judge rating wins",
+    "custom": "Custom scoring",
+}
+COLLECTION_STRATEGY_WORDS = {
+    "sum": "Most points wins",
+    "fastest_total": "Least total time wins",
+    "fewest_tokens_total": "Fewest total tokens wins",
+    "highest_avg_rating": "Best average rating wins",
+    "custom": "Custom scoring",
+}
+EVALUATOR_WORDS = {
+    "rules": "Checked by a rule",
+    "llm-judge": "Judged by an AI",
+    "custom": "Custom judge",
+}
+
+
+@register.filter
+def strategy_words(strategy: str) -> str:
+    return STRATEGY_WORDS.get(strategy, strategy)
+
+
+@register.filter
+def collection_strategy_words(strategy: str) -> str:
+    return COLLECTION_STRATEGY_WORDS.get(strategy, strategy)
+
+
+@register.filter
+def evaluator_words(evaluator_type: str) -> str:
+    return EVALUATOR_WORDS.get(evaluator_type, evaluator_type)
+
+
+def _count(number: Any, noun: str) -> str:
+    if number is None:
+        return "–"
+    number = int(number)
+    return f"{number:,} {noun}{pluralize(number)}"
+
+
+@register.filter
+def tokens(number: Any) -> str:
+    return _count(number, "token")
+
+
+@register.filter
+def attempts(number: Any) -> str:
+    return _count(number, "attempt")
+
+
+@register.filter
+def seconds(milliseconds: Any) -> str:
+    if milliseconds is None:
+        return "–"
+    value = float(milliseconds) / 1000
+    return f"{value:.1f} s" if value < 100 else f"{value:,.0f} s"
+
+
+@register.filter
+def points(number: Any) -> str:
+    if number is None:
+        return "–"
+    return f"{float(number):,.0f} pts" if float(number) != 1 else "1 pt"
+
+
+@register.simple_tag
+def board_value(strategy: str, row: Any) -> str:
+    """What a leaderboard row was ranked on, with its unit."""
+    if strategy == "fastest":
+        return seconds(row.elapsed_ms)
+    if strategy == "fewest_tokens":
+        return tokens(row.tokens_total)
+    if strategy == "highest_rating":
+        return "–" if row.judge_rating is None else f"rating {row.judge_rating}"
+    if strategy == "custom":
+        return "–" if row.score is None else f"{row.score:g} points"
+    return f"solved {date_format(row.achieved_at, 'M j, H:i')}"

@@ -1,0 +1,149 @@
+"""The site-wide scoreboard (/scoreboard/) with its graph, and a player's page."""
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
+from django.shortcuts import render
+from django.templatetags.static import static
+from django.utils import timezone
+from django.views.decorators.http import require_GET
+
+from challenges.selectors.scoreboard import (
+    POINTS_PER_SOLVE,
+    ScoreTimeline,
+    player_page,
+    scoreboard_challenge_ids,
+    scoreboard_standings,
+    scoreboard_timelines,
+    scoreboard_workspaces,
+)
+
+STANDINGS_LIMIT = 50
+GRAPH_WIDTH, GRAPH_HEIGHT = 800, 300
+PAD_LEFT, PAD_RIGHT, PAD_TOP, PAD_BOTTOM = 48, 16, 12, 28
+
+
+@dataclass(frozen=True)
+class GraphLine:
+    player: str
+    end_user_id: str
+    points: str  # the SVG polyline's "x,y x,y …"
+    colour: int
+
+
+@dataclass(frozen=True)
+class Graph:
+    width: int
+    height: int
+    lines: list[GraphLine]
+    y_ticks: list[tuple[float, int]]
+    x_ticks: list[tuple[float, str]]
+    plot_left: int
+    plot_right: int
+    plot_top: int
+    plot_bottom: int
+
+
+def score_graph(timelines: list[ScoreTimeline], *, now: datetime) -> Graph | None:
+    """Step lines of each leader's points over time, laid out for an inline SVG."""
+    moments = [moment for line in timelines for moment in line.solved_at]
+    if not moments:
+        return None
+    start, end = min(moments), max(max(moments), now)
+    span = max((end - start).total_seconds(), 60.0)
+    start = start - timedelta(seconds=span * 0.04)
+    span = (end - start).total_seconds()
+    top_score = max(len(line.solved_at) for line in timelines) * POINTS_PER_SOLVE
+    left, right = PAD_LEFT, GRAPH_WIDTH - PAD_RIGHT
+    top, bottom = PAD_TOP, GRAPH_HEIGHT - PAD_BOTTOM
+
+    def x_of(moment: datetime) -> float:
+        return round(left + (moment - start).total_seconds() / span * (right - left), 1)
+
+    def y_of(score: int) -> float:
+        return round(bottom - score / top_score * (bottom - top), 1)
+
+    lines = []
+    for index, line in enumerate(timelines):
+        score = 0
+        coordinates = [(x_of(start), y_of(0))]
+        for moment in line.solved_at:
+            coordinates.append((x_of(moment), y_of(score)))
+            score += POINTS_PER_SOLVE
+            coordinates.append((x_of(moment), y_of(score)))
+        coordinates.append((x_of(end), y_of(score)))
+        lines.append(
+            GraphLine(
+                player=line.player,
+                end_user_id=line.end_user_id,
+                points=" ".join(f"{x},{y}" for x, y in coordinates),
+                colour=index,
+            )
+        )
+    step = max(1, top_score // POINTS_PER_SOLVE // 4) * POINTS_PER_SOLVE
+    y_ticks = [(y_of(value), value) for value in range(0, top_score + 1, step)]
+    label = "%H:%M" if span < 2 * 86400 else "%b %d"
+    x_ticks = [
+        (x_of(moment), timezone.localtime(moment).strftime(label))
+        for moment in (start + timedelta(seconds=span * i / 4) for i in range(5))
+    ]
+    return Graph(
+        width=GRAPH_WIDTH,
+        height=GRAPH_HEIGHT,
+        lines=lines,
+        y_ticks=y_ticks,
+        x_ticks=x_ticks,
+        plot_left=left,
+        plot_right=right,
+        plot_top=top,
+        plot_bottom=bottom,
+    )
+
+
+def _scoreboard_context(workspace_slug: str | None) -> dict:
+    workspaces = scoreboard_workspaces()
+    if workspace_slug is None:
+        workspace = workspaces[0] if workspaces else None
+    else:
+        workspace = next((ws for ws in workspaces if ws.slug == workspace_slug), None)
+        if workspace is None:
+            raise Http404("No scoreboard for this workspace.")
+    standings, graph, challenge_ids = [], None, []
+    if workspace is not None:
+        standings = scoreboard_standings(workspace=workspace, limit=STANDINGS_LIMIT)
+        timelines = scoreboard_timelines(workspace=workspace, standings=standings)
+        graph = score_graph(timelines, now=timezone.now())
+        challenge_ids = scoreboard_challenge_ids(workspace=workspace)
+    return {
+        "workspaces": workspaces,
+        "workspace": workspace,
+        "standings": standings,
+        "graph": graph,
+        "points_per_solve": POINTS_PER_SOLVE,
+        "live_paths": " ".join(f"/ws/leaderboards/challenge/{pk}/" for pk in challenge_ids),
+    }
+
+
+@require_GET
+def scoreboard_page(request: HttpRequest, workspace_slug: str | None = None) -> HttpResponse:
+    return render(request, "challenges/scoreboard.html", _scoreboard_context(workspace_slug))
+
+
+@require_GET
+def scoreboard_partial(request: HttpRequest, workspace_slug: str) -> HttpResponse:
+    """The standings and graph alone, swapped in by htmx when a board of the workspace moves."""
+    return render(request, "challenges/_scoreboard.html", _scoreboard_context(workspace_slug))
+
+
+@require_GET
+def player_page_view(request: HttpRequest, end_user_id: str) -> HttpResponse:
+    page = player_page(end_user_id=end_user_id)
+    if page is None:
+        raise Http404("No such player.")
+    return render(request, "challenges/player.html", {"page": page})
+
+
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponse:
+    return HttpResponsePermanentRedirect(static("favicon.ico"))
