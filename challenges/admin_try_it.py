@@ -60,9 +60,7 @@ async def challenge_try_it(request: HttpRequest, object_id: str) -> JsonResponse
     plan = await sync_to_async(_plan_for)(request, object_id, prompt)
     if isinstance(plan, JsonResponse):
         return plan
-    # The sync target and judge clients run on a worker thread of their own, away from
-    # the thread that holds the ORM's connections; async clients can replace this call.
-    result = await sync_to_async(try_it_run, thread_sensitive=False)(plan=plan, prompt=prompt)
+    result = await try_it_run(plan=plan, prompt=prompt)
     body: dict[str, Any] = {
         # The creator may see the secret: the reply is shown as the model gave it.
         "reply": result.reply,

@@ -3,7 +3,7 @@ evaluator, exactly as a player's would go, with nothing recorded and nothing mas
 
 Split in two so the model call holds no database connection: `try_it_prepare` reads
 what the call needs (secret, target settings) on the request's thread; `try_it_run`
-touches no database and may run anywhere.
+touches no database and is awaited.
 """
 
 import logging
@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from challenges.models import Challenge
 from challenges.play import PROMPT_MAX_CHARS, target_config_for
-from challenges.services.evaluation import challenge_evaluate
+from challenges.services.evaluation import challenge_evaluate_async
 from challenges.services.secrets import fill_secret, secret_value_for
 from core.errors import ApplicationError
-from judging.targets import TargetConfig, TargetError, complete
+from judging.targets import TargetConfig, TargetError, complete_async
 
 logger = logging.getLogger(__name__)
 
@@ -66,14 +66,14 @@ def _defence_fired(*, plan: TryItPlan, prompt: str, reply: str | None) -> str | 
     return None
 
 
-def try_it_run(*, plan: TryItPlan, prompt: str) -> TryItResult:
-    """Call the target and judge its reply; no database access, nothing recorded."""
+async def try_it_run(*, plan: TryItPlan, prompt: str) -> TryItResult:
+    """Await the target and judge its reply; no database access, nothing recorded."""
     fired = _defence_fired(plan=plan, prompt=prompt, reply=None)
     if fired:
         return TryItResult("", fired, False, None, "", None, None)
     started = time.monotonic()
     try:
-        reply = complete(
+        reply = await complete_async(
             system_prompt=plan.system_prompt, prompt=prompt, user=TRY_IT_USER, config=plan.target
         )
     except TargetError as exc:
@@ -92,8 +92,9 @@ def try_it_run(*, plan: TryItPlan, prompt: str) -> TryItResult:
     if fired:
         return TryItResult(reply.text, fired, False, None, "", reply.tokens_total, reply.elapsed_ms)
     try:
-        # No query: try_it_prepare's secret_value_for left the value on the challenge.
-        verdict = challenge_evaluate(challenge=plan.challenge, output=reply.text)
+        verdict = await challenge_evaluate_async(
+            challenge=plan.challenge, secret=plan.secret, output=reply.text, prompt=prompt
+        )
     except ApplicationError as exc:
         return TryItResult(
             reply.text, None, False, None, "", reply.tokens_total, reply.elapsed_ms, exc.message

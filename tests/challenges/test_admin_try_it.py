@@ -3,6 +3,7 @@
 import re
 
 import pytest
+from asgiref.sync import async_to_sync
 from django.test import Client
 
 from challenges.models import Challenge, ChallengeAttempt
@@ -167,5 +168,5 @@ def test_it_touches_no_database_during_the_model_call(
     plan = try_it_prepare(challenge=Challenge.objects.get(pk=challenge.pk), prompt=LEAKY_PROMPT)
 
     with django_assert_num_queries(0):
-        result = try_it_run(plan=plan, prompt=LEAKY_PROMPT)
+        result = async_to_sync(try_it_run)(plan=plan, prompt=LEAKY_PROMPT)
     assert SECRET in result.reply
