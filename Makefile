@@ -1,5 +1,5 @@
 # Two commands do all the set-up on a fresh machine:
-#   make run   install, migrate, load the demo and serve on http://127.0.0.1:8000
+#   make run   install, migrate, load the demo (challenges, red/blue, arena) and serve on :8000
 #   make test  install and run the whole test suite
 PYTHON ?= python3
 VENV := .venv
@@ -38,6 +38,8 @@ install-dev: install $(VENV)/.dev-installed
 run: install
 	DEBUG=true $(PY) manage.py migrate --no-input
 	DEBUG=true $(PY) manage.py demo
+	DEBUG=true $(PY) manage.py demo_redblue
+	DEBUG=true $(PY) manage.py arena_demo
 	DEBUG=true $(PY) manage.py runserver $(HOST):$(PORT)
 
 test: install-dev
