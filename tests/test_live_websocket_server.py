@@ -3,11 +3,6 @@ a win recorded in this process reaches a socket held open by the server process.
 
 import json
 import os
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
 from django.db import connection
@@ -18,59 +13,16 @@ from challenges.services.attempts import attempt_record
 from judging.verdicts import Verdict
 from tests.conftest import redis_up, require_service, subprocess_database_url
 from tests.factories import make_challenge, make_end_user, make_workspace
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from tests.servers import uvicorn_server
 
 
 @pytest.fixture
 def server():
     require_service("Redis", redis_up(), "set REDIS_URL")
     require_service("PostgreSQL", connection.vendor == "postgresql", "set DATABASE_URL")
-    port = _free_port()
-    env = {**os.environ, "TESTING": "true", "DATABASE_URL": subprocess_database_url()}
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "config.asgi:application",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail("uvicorn exited:\n" + process.stdout.read())
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.2)
-    else:
-        process.kill()
-        pytest.fail("uvicorn did not start")
-    yield f"ws://127.0.0.1:{port}"
-    process.terminate()
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
+    env = {**os.environ, "DATABASE_URL": subprocess_database_url()}
+    with uvicorn_server(env=env) as port:
+        yield f"ws://127.0.0.1:{port}"
 
 
 @pytest.mark.django_db(transaction=True)

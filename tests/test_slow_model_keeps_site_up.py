@@ -5,9 +5,6 @@ model, pages and other APIs still answer, and one player cannot hold more than t
 
 import asyncio
 import os
-import socket
-import subprocess
-import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -21,6 +18,7 @@ from players.services import token_issue
 from tests.conftest import require_service, subprocess_database_url
 from tests.factories import make_challenge, make_player, make_workspace
 from tests.judging.fake_openai import Reply, serve
+from tests.servers import uvicorn_server
 
 ROOT = Path(__file__).resolve().parent.parent
 # Waiting for a server to start, or for the held calls to arrive: generous, never asserted.
@@ -63,16 +61,9 @@ def held_model():
     server.server_close()
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @contextmanager
 def site(*, model_url: str, pool_size: int):
     """config.asgi under uvicorn, production settings, a pool of `pool_size` connections."""
-    port = _free_port()
     env = {
         **os.environ,
         "DATABASE_URL": subprocess_database_url(),
@@ -89,35 +80,8 @@ def site(*, model_url: str, pool_size: int):
         "PLAY_IP_RATE_LIMIT": "100000/m",
     }
     env.pop("DJANGO_SETTINGS_MODULE", None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "config.asgi:application"]
-        + ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    deadline = time.monotonic() + PATIENCE_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail("uvicorn exited:\n" + process.stdout.read())
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.2)
-    else:
-        process.kill()
-        pytest.fail("uvicorn did not start")
-    try:
+    with uvicorn_server(env=env, start_seconds=PATIENCE_SECONDS) as port:
         yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 @pytest.fixture

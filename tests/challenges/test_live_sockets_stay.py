@@ -5,10 +5,6 @@ group holding only the sockets still open."""
 import asyncio
 import json
 import os
-import signal
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -23,6 +19,7 @@ from challenges.services.attempts import attempt_record
 from judging.verdicts import Verdict
 from tests.conftest import redis_up, require_service, subprocess_database_url
 from tests.factories import make_challenge, make_end_user, make_workspace
+from tests.servers import uvicorn_server
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -34,56 +31,17 @@ BURST_CLIENTS = 200
 SERVER_POOL_SIZE = 10
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture
 def server():
     require_service("Redis", redis_up(), "set REDIS_URL")
     require_service("PostgreSQL", connection.vendor == "postgresql", "set DATABASE_URL")
-    port = _free_port()
     env = {
         **os.environ,
-        "TESTING": "true",
         "DATABASE_URL": subprocess_database_url(),
         "CHANNEL_LAYER_POOL_SIZE": str(SERVER_POOL_SIZE),
     }
-    command = [sys.executable, "-m", "uvicorn", "config.asgi:application"]
-    command += ["--host", "127.0.0.1", "--port", str(port), "--workers", "2"]
-    command += ["--log-level", "warning", "--lifespan", "off", "--timeout-graceful-shutdown", "5"]
-    # Its own process group, so the workers are stopped with the supervisor.
-    process = subprocess.Popen(
-        command,
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail("uvicorn exited:\n" + process.stdout.read())
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.2)
-    else:
-        process.kill()
-        pytest.fail("uvicorn did not start")
-    yield f"ws://127.0.0.1:{port}"
-    os.killpg(process.pid, signal.SIGTERM)
-    try:
-        output, _ = process.communicate(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        output, _ = process.communicate()
-    print(output)  # shown by pytest when the test fails
+    with uvicorn_server(env=env, workers=2) as port:
+        yield f"ws://127.0.0.1:{port}"
 
 
 def _group_size(challenge_id) -> int:

@@ -1,0 +1,71 @@
+"""Real servers for the tests that need one: uvicorn serving config.asgi on a free port."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextmanager
+def uvicorn_server(
+    *, env: dict[str, str], workers: int = 1, start_seconds: float = 60
+) -> Iterator[int]:
+    """config.asgi under uvicorn with `env`; yields the port once it accepts connections.
+
+    The server runs in its own process group so workers stop with their supervisor; its
+    output is printed on the way out, which pytest shows when the test fails.
+    """
+    port = free_port()
+    command = [sys.executable, "-m", "uvicorn", "config.asgi:application"]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+    command += ["--lifespan", "off", "--timeout-graceful-shutdown", "5"]
+    if workers > 1:
+        command += ["--workers", str(workers)]
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        _wait_until_listening(process, port, start_seconds)
+        yield port
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            output, _ = process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            output, _ = process.communicate()
+        print(output)
+
+
+def _wait_until_listening(process: subprocess.Popen, port: int, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail("uvicorn exited:\n" + process.stdout.read())
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.2)
+    pytest.fail("uvicorn did not start")
