@@ -69,3 +69,38 @@ def _wait_until_listening(process: subprocess.Popen, port: int, seconds: float) 
         except OSError:
             time.sleep(0.2)
     pytest.fail("uvicorn did not start")
+
+
+@contextmanager
+def celery_worker(*, name: str) -> Iterator[subprocess.Popen]:
+    """A real `celery worker` on its own queue (Redis broker), with this process sending
+    its tasks there instead of running them eagerly; needs PostgreSQL and Redis."""
+    from config.celery import app as celery_app
+    from tests.conftest import subprocess_database_url
+
+    queue = f"phc-{name}-{os.getpid()}"
+    env = {
+        **os.environ,
+        "DATABASE_URL": subprocess_database_url(),
+        "CELERY_TASK_ALWAYS_EAGER": "false",
+        "CELERY_QUEUE": queue,
+    }
+    command = [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo"]
+    command += ["-Q", queue, "--without-gossip", "--without-mingle", "--without-heartbeat"]
+    command += ["-l", "warning"]
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    eager, default_queue = celery_app.conf.task_always_eager, celery_app.conf.task_default_queue
+    celery_app.conf.task_always_eager = False
+    celery_app.conf.task_default_queue = queue
+    try:
+        yield process
+    finally:
+        celery_app.conf.task_always_eager = eager
+        celery_app.conf.task_default_queue = default_queue
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()

@@ -1,8 +1,5 @@
 """A real Celery worker, on the real Redis broker, runs a task against the test database."""
 
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -12,10 +9,10 @@ from django.db import connection
 from challenges.models import LeaderboardEntry
 from challenges.services.attempts import attempt_record
 from challenges.services.challenges import challenge_update
-from config.celery import app as celery_app
 from judging.verdicts import Verdict
-from tests.conftest import redis_up, require_service, subprocess_database_url
+from tests.conftest import redis_up, require_service
 from tests.factories import make_challenge, make_end_user, make_workspace
+from tests.servers import celery_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,49 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def worker():
     require_service("Redis", redis_up(), "set REDIS_URL")
     require_service("PostgreSQL", connection.vendor == "postgresql", "set DATABASE_URL")
-    queue = f"phc-test-{os.getpid()}"
-    env = {
-        **os.environ,
-        "TESTING": "true",
-        "DATABASE_URL": subprocess_database_url(),
-        "CELERY_TASK_ALWAYS_EAGER": "false",
-        "CELERY_QUEUE": queue,
-    }
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "--pool=solo",
-            "-Q",
-            queue,
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-            "-l",
-            "info",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    eager = celery_app.conf.task_always_eager
-    default_queue = celery_app.conf.task_default_queue
-    celery_app.conf.task_always_eager = False
-    celery_app.conf.task_default_queue = queue
-    yield process
-    celery_app.conf.task_always_eager = eager
-    celery_app.conf.task_default_queue = default_queue
-    process.terminate()
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
+    with celery_worker(name="board") as process:
+        yield process
 
 
 @pytest.mark.django_db(transaction=True)

@@ -1,20 +1,17 @@
 """A real Celery worker on Redis judges the pairings a submission leaves pending, and the
 time from a submission to its pairing result is measured (docs/redblue.md)."""
 
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from django.db import connection
 
-from config.celery import app as celery_app
 from redblue.models import TeamPairing
-from tests.conftest import redis_up, require_service, subprocess_database_url
+from tests.conftest import redis_up, require_service
 from tests.factories import make_workspace
 from tests.redblue.conftest import ROLEPLAY_ATTACK, WEAK_DEFENSE, Player, make_red_blue
+from tests.servers import celery_worker
 
 ROOT = Path(__file__).resolve().parents[2]
 ROUNDS = 10
@@ -26,30 +23,8 @@ pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 def worker():
     require_service("Redis", redis_up(), "set REDIS_URL")
     require_service("PostgreSQL", connection.vendor == "postgresql", "set DATABASE_URL")
-    queue = f"phc-redblue-test-{os.getpid()}"
-    env = {
-        **os.environ,
-        "TESTING": "true",
-        "DATABASE_URL": subprocess_database_url(),
-        "CELERY_TASK_ALWAYS_EAGER": "false",
-        "CELERY_QUEUE": queue,
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "-Q", queue,
-         "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "warning"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    eager, default_queue = celery_app.conf.task_always_eager, celery_app.conf.task_default_queue
-    celery_app.conf.task_always_eager = False
-    celery_app.conf.task_default_queue = queue
-    yield process
-    celery_app.conf.task_always_eager = eager
-    celery_app.conf.task_default_queue = default_queue
-    process.terminate()
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
+    with celery_worker(name="redblue") as process:
+        yield process
 
 
 def wait_until_judged(pairing_id: str, worker) -> TeamPairing:
