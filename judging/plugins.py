@@ -304,6 +304,10 @@ def _bwrap_command(
         "PATH",
         "/usr/bin:/bin",
     ]
+    # The private /tmp first: binds made after it stay visible when the venv or the plugin
+    # lives under the host's /tmp (a checkout there, as CI's may be).
+    tmp_bytes = int(getattr(settings, "PLUGIN_TMP_LIMIT_MB", 16)) * 1024 * 1024
+    command += ["--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", _SANDBOX_HOME]
     folders = sorted({parent for dest in [*binds, interpreter] for parent in _parents(dest)})
     for folder in folders:
         if not any(Path(folder).is_relative_to(dest) for dest in binds):
@@ -318,8 +322,6 @@ def _bwrap_command(
         command += ["--symlink", os.path.realpath(sys.executable), interpreter]
     command += ["--ro-bind", str(WORKER), _WORKER_IN_SANDBOX]
     command += ["--proc", "/proc", "--dev", "/dev"]
-    tmp_bytes = int(getattr(settings, "PLUGIN_TMP_LIMIT_MB", 16)) * 1024 * 1024
-    command += ["--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", _SANDBOX_HOME]
     command += ["--remount-ro", "/", "--chdir", _SANDBOX_HOME]
     # -S: site-packages (and their .pth code) load only after the worker dropped root.
     command += ["--", interpreter, "-I", "-S", "-B", _WORKER_IN_SANDBOX, *worker_args]
