@@ -44,6 +44,7 @@ urlpatterns = [
     path("api/", include("redblue.arena.urls")),
     path("health", health),
     path("profile/", include("players.urls_pages")),
+    path("notifications/", include("notifications.urls_pages")),
     path("arena/", include("redblue.arena.urls_pages")),
     path("", include("redblue.teams.urls_pages")),
     path("", include("challenges.urls_pages")),

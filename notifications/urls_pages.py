@@ -1,0 +1,7 @@
+from django.urls import path
+
+from notifications import views
+
+urlpatterns = [
+    path("unsubscribe/<str:token>/", views.unsubscribe, name="notifications-unsubscribe"),
+]
