@@ -59,6 +59,9 @@ class EventRead(models.Model):
             models.UniqueConstraint(fields=["event", "account"], name="event_read_unique")
         ]
 
+    def __str__(self) -> str:
+        return f"{self.account} read {self.event_id}"
+
 
 class WebhookEndpoint(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -112,6 +115,9 @@ class WebhookDelivery(models.Model):
         ]
         indexes = [models.Index(fields=["status", "next_retry_at"])]
 
+    def __str__(self) -> str:
+        return f"{self.event_id} → {self.endpoint_id} ({self.status})"
+
 
 class WebhookDeliveryTry(models.Model):
     """The log row of one try of a delivery."""
@@ -124,3 +130,6 @@ class WebhookDeliveryTry(models.Model):
 
     class Meta:
         ordering = ["attempted_at", "id"]
+
+    def __str__(self) -> str:
+        return f"try of {self.delivery_id}: {self.status_code or self.error[:40]}"
