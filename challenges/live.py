@@ -1,11 +1,24 @@
 """The live leaderboard of a challenge: its channel-layer group and the push after a change."""
 
+import hashlib
+import json
 from typing import Any
 
-from challenges.models import Challenge, ChallengeAttempt, LeaderboardEntry
+from django.conf import settings
+from django.core.cache import cache
+from django.db import transaction
+
+from challenges.models import (
+    Challenge,
+    ChallengeAttempt,
+    ChallengeCollection,
+    CollectionItem,
+    LeaderboardEntry,
+)
 from challenges.selectors.challenges import challenge_by_id
+from challenges.selectors.collections import collections_public, leaderboard_for_collection
 from challenges.selectors.leaderboards import leaderboard_standings
-from notifications.live import group_send_on_commit
+from notifications.live import group_send, group_send_on_commit
 from notifications.services import event_emit_on_commit
 
 
@@ -103,3 +116,71 @@ def attempt_events_emit(
             else []
         ),
     )
+
+
+def collection_group(collection_id: Any) -> str:
+    return f"leaderboard.collection.{collection_id}"
+
+
+def collection_standings(*, collection: ChallengeCollection) -> dict[str, Any]:
+    """What a live collection board shows, as JSON (the web API's leaderboard shape)."""
+    board = leaderboard_for_collection(
+        collection=collection, limit=settings.LEADERBOARD_DEFAULT_LIMIT
+    )
+    return {
+        "type": "collection_leaderboard",
+        "collection_id": str(board.collection_id),
+        "scoring_strategy": board.scoring_strategy,
+        "metric": board.metric,
+        "challenge_count": board.challenge_count,
+        "limit": board.limit,
+        "entries": [
+            {
+                "rank": row.rank,
+                "player": row.player,
+                "source": row.source,
+                "end_user_id": row.end_user_id,
+                "solved": row.solved,
+                "value": row.value,
+                "last_achieved_at": row.last_achieved_at.isoformat(),
+            }
+            for row in board.entries
+        ],
+    }
+
+
+def _shown(standings: dict[str, Any]) -> str:
+    # What a client sees; the last solve times only break ties, so they are left out.
+    rows = [
+        (row["rank"], row["player"], row["end_user_id"], row["solved"], row["value"])
+        for row in standings["entries"]
+    ]
+    return hashlib.sha256(
+        json.dumps([standings["challenge_count"], rows], default=str).encode()
+    ).hexdigest()
+
+
+def collection_boards_push_on_commit(*, challenge_id: Any) -> None:
+    """Once committed, push the standings of each public collection holding the challenge,
+    to its open sockets, when what they show changed since the last push."""
+
+    def send() -> None:
+        collection_ids = CollectionItem.objects.filter(challenge_id=challenge_id).values(
+            "collection_id"
+        )
+        for collection in collections_public().filter(id__in=collection_ids):
+            standings = collection_standings(collection=collection)
+            key = f"live:collection:{collection.id}:shown"
+            shown = _shown(standings)
+            try:
+                if cache.get(key) == shown:
+                    continue
+                cache.set(key, shown, timeout=3600)
+            except Exception:  # noqa: S110 - a cache that is down means: push anyway
+                pass
+            group_send(
+                group=collection_group(collection.id),
+                message={"type": "leaderboard.changed", "standings": standings},
+            )
+
+    transaction.on_commit(send)

@@ -6,7 +6,12 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 
-from challenges.live import attempt_events_emit, board_head, leaderboard_push_on_commit
+from challenges.live import (
+    attempt_events_emit,
+    board_head,
+    collection_boards_push_on_commit,
+    leaderboard_push_on_commit,
+)
 from challenges.models import Challenge, ChallengeAttempt, LeaderboardEntry
 from challenges.scoring import standing_for
 from challenges.services.secrets import secret_value_for
@@ -84,6 +89,7 @@ def attempt_record(
                 attempt_events_emit(
                     challenge=challenge, attempt=attempt, previous_head=previous_head
                 )
+                collection_boards_push_on_commit(challenge_id=challenge.id)
             if board_changed and _within_visible_board(attempt, rank_value=standing.rank_value):
                 leaderboard_push_on_commit(challenge_id=challenge.id)
     except IntegrityError:
