@@ -16,7 +16,7 @@ from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
 from core.egress import guarded_client, refusal_in, url_refusal
-from notifications.models import Event, WebhookDelivery, WebhookDeliveryTry
+from notifications.models import Event, EventRecipient, WebhookDelivery, WebhookDeliveryTry
 from notifications.services import webhook_endpoint_disable
 from players.models import PlayerProfile
 
@@ -146,11 +146,12 @@ def _email_text(event: Event) -> tuple[str, str]:
 def event_emails_send(*, event: Event) -> int:
     """Email the event's recipients who opted in; each message has its unsubscribe link."""
     preference = EMAIL_PREFERENCE.get(event.type)
-    if not preference or not event.recipient_account_ids:
+    if not preference:
         return 0
     profiles = (
         PlayerProfile.objects.filter(
-            account_id__in=event.recipient_account_ids, **{preference: True}
+            account_id__in=EventRecipient.objects.filter(event=event).values("account_id"),
+            **{preference: True},
         )
         .exclude(account__email="")
         .select_related("account")

@@ -27,9 +27,6 @@ class Event(models.Model):
     dedupe_key = models.CharField(max_length=128)
     payload = models.JSONField()
     occurred_at = models.DateTimeField()
-    # Site accounts the in-app list shows this event to (first blood: those who played the
-    # challenge; record beaten: the previous holder).
-    recipient_account_ids = models.JSONField(default=list, blank=True)
     # Set once the fan-out task has created the deliveries and sent the emails; the sweeper
     # re-sends events whose task was lost (a broker down at commit time).
     dispatched_at = models.DateTimeField(null=True, blank=True)
@@ -47,20 +44,24 @@ class Event(models.Model):
         return f"{self.type} {self.subject_id}"
 
 
-class EventRead(models.Model):
-    """A player has seen (marked read) an event in the header list."""
+class EventRecipient(models.Model):
+    """A site account the header list (and email) tells about an event: first blood goes to
+    those who played the challenge, record beaten to the previous holder."""
 
-    event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="reads")
-    account = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
-    read_at = models.DateTimeField(auto_now_add=True)
+    event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="recipients")
+    account = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    read_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["event", "account"], name="event_read_unique")
+            models.UniqueConstraint(fields=["event", "account"], name="event_recipient_unique")
         ]
+        indexes = [models.Index(fields=["account", "read_at"])]
 
     def __str__(self) -> str:
-        return f"{self.account} read {self.event_id}"
+        return f"{self.account} ← {self.event_id}"
 
 
 class WebhookEndpoint(models.Model):

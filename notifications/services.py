@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from core.egress import url_refusal
 from core.errors import ApplicationError
-from notifications.models import Event, EventRead, WebhookDelivery, WebhookEndpoint
+from notifications.models import Event, EventRecipient, WebhookDelivery, WebhookEndpoint
 from players.models import Workspace
 
 logger = logging.getLogger(__name__)
@@ -24,13 +24,10 @@ def epoch_ms(moment: datetime) -> int:
 
 def _event_insert_sql() -> str:
     table = Event._meta.db_table
-    columns = (
-        "id, type, workspace_id, subject_id, dedupe_key, payload, occurred_at, "
-        "recipient_account_ids"
-    )
+    columns = "id, type, workspace_id, subject_id, dedupe_key, payload, occurred_at"
     # Only our own table name is interpolated; every value goes as a parameter.
     return (
-        f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "  # noqa: S608
+        f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s, %s, %s, %s, %s) "  # noqa: S608
         "ON CONFLICT (type, subject_id, dedupe_key) DO NOTHING RETURNING id"
     )
 
@@ -61,7 +58,6 @@ def event_emit_on_commit(
         "dedupe_key": dedupe_key,
         "payload": {"event": type, **payload, "occurred_at": epoch_ms(occurred_at)},
         "occurred_at": occurred_at,
-        "recipient_account_ids": sorted({str(account) for account in recipient_account_ids}),
     }
     params = [
         fields[name].get_db_prep_value(value, connection, prepared=False)
@@ -72,6 +68,13 @@ def event_emit_on_commit(
         stored = cursor.fetchone() is not None
     if stored:
         event_id = values["id"]
+        EventRecipient.objects.bulk_create(
+            [
+                EventRecipient(event_id=event_id, account_id=account_id)
+                for account_id in dict.fromkeys(recipient_account_ids)
+            ],
+            ignore_conflicts=True,
+        )
         transaction.on_commit(lambda: event_dispatch_enqueue(event_id=event_id))
     return stored
 
@@ -176,6 +179,9 @@ def webhook_test_send(*, endpoint: WebhookEndpoint) -> WebhookDelivery:
     return delivery
 
 
-def events_mark_read(*, account: Any, event_ids: list[Any]) -> int:
-    reads = [EventRead(event_id=event_id, account=account) for event_id in event_ids]
-    return len(EventRead.objects.bulk_create(reads, ignore_conflicts=True))
+def events_mark_read(*, account: Any, event_ids: list[Any] | None = None) -> int:
+    """Mark the player's unread events read (these, or all of them)."""
+    unread = EventRecipient.objects.filter(account=account, read_at__isnull=True)
+    if event_ids is not None:
+        unread = unread.filter(event_id__in=event_ids)
+    return unread.update(read_at=timezone.now())
