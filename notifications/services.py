@@ -13,7 +13,7 @@ from django.utils import timezone
 from core.egress import url_refusal
 from core.errors import ApplicationError
 from notifications.models import Event, EventRecipient, WebhookDelivery, WebhookEndpoint
-from players.models import Workspace
+from players.models import PlayerProfile, Workspace
 
 logger = logging.getLogger(__name__)
 
@@ -185,3 +185,10 @@ def events_mark_read(*, account: Any, event_ids: list[Any] | None = None) -> int
     if event_ids is not None:
         unread = unread.filter(event_id__in=event_ids)
     return unread.update(read_at=timezone.now())
+
+
+def unsubscribe_apply(*, account_id: Any, preference: str) -> None:
+    """Turn one email preference off (the signed link named it)."""
+    if preference not in ("notify_on_first_blood", "notify_on_record_beaten"):
+        raise ApplicationError("Unknown preference.")
+    PlayerProfile.objects.filter(account_id=account_id).update(**{preference: False})

@@ -4,4 +4,5 @@ from notifications import views
 
 urlpatterns = [
     path("unsubscribe/<str:token>/", views.unsubscribe, name="notifications-unsubscribe"),
+    path("read/", views.mark_read, name="notifications-read"),
 ]
