@@ -70,14 +70,15 @@ def test_the_page_header_lists_a_players_events_until_marked_read(client, worksp
     _attempt(challenge, make_end_user(workspace=workspace, external_id="fast"), True, 100)
     client.force_login(account)
 
-    page = client.get("/profile/").content.decode()
-    assert 'class="notification-count"' in page
-    assert "Your record was beaten" in page
+    assert 'hx-get="/notifications/header/"' in client.get("/profile/").content.decode()
+    header = client.get("/notifications/header/").content.decode()
+    assert '<span class="notification-count">1</span>' in header
+    assert "Your record was beaten" in header
 
-    assert client.post("/notifications/read/").status_code == 302
-    page = client.get("/profile/").content.decode()
-    assert 'class="notification-count"' not in page
-    assert "Your record was beaten" in page
+    assert client.post("/notifications/read/", {"next": "https://evil.example/"}).url == "/"
+    header = client.get("/notifications/header/").content.decode()
+    assert 'class="notification-count"' not in header
+    assert "Your record was beaten" in header
 
 
 def test_the_console_events_feed_is_kept_to_the_callers_workspaces(
