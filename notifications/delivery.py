@@ -16,8 +16,13 @@ from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
 from core.egress import guarded_client, refusal_in, url_refusal
-from notifications.models import Event, EventRecipient, WebhookDelivery, WebhookDeliveryTry
-from notifications.services import webhook_endpoint_disable
+from notifications.models import (
+    Event,
+    EventRecipient,
+    WebhookDelivery,
+    WebhookDeliveryTry,
+    WebhookEndpoint,
+)
 from players.models import PlayerProfile
 
 UNSUBSCRIBE_SALT = "notifications.unsubscribe"
@@ -93,8 +98,8 @@ def webhook_try(*, delivery: WebhookDelivery) -> TryOutcome:
             delivery.status = WebhookDelivery.Status.FAILED
             delivery.next_retry_at = None
             if gone:
-                webhook_endpoint_disable(
-                    endpoint_id=endpoint.pk, reason="The endpoint answered 410 Gone."
+                WebhookEndpoint.objects.filter(pk=endpoint.pk).update(
+                    active=False, disabled_reason="The endpoint answered 410 Gone."
                 )
         delivery.save(
             update_fields=["attempts", "last_error", "status", "delivered_at", "next_retry_at"]

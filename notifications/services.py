@@ -13,6 +13,7 @@ from django.utils import timezone
 from core.egress import url_refusal
 from core.errors import ApplicationError
 from notifications.models import Event, EventRecipient, WebhookDelivery, WebhookEndpoint
+from notifications.tasks import event_dispatch_enqueue, webhook_delivery_enqueue
 from players.models import PlayerProfile, Workspace
 
 logger = logging.getLogger(__name__)
@@ -77,25 +78,6 @@ def event_emit_on_commit(
         )
         transaction.on_commit(lambda: event_dispatch_enqueue(event_id=event_id))
     return stored
-
-
-def event_dispatch_enqueue(*, event_id: Any) -> None:
-    """Queue the fan-out; a broker that is down leaves it to the sweeper, never fails."""
-    from notifications.tasks import event_dispatch
-
-    try:
-        event_dispatch.delay(str(event_id))
-    except Exception:
-        logger.warning("Could not queue event %s; the sweeper will", event_id, exc_info=True)
-
-
-def webhook_delivery_enqueue(*, delivery_id: Any) -> None:
-    from notifications.tasks import webhook_deliver
-
-    try:
-        webhook_deliver.delay(str(delivery_id))
-    except Exception:
-        logger.warning("Could not queue delivery %s; the sweeper will", delivery_id, exc_info=True)
 
 
 def webhook_secret_generate() -> str:

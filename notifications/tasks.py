@@ -1,6 +1,8 @@
 """Celery tasks: they take ids and re-read the rows, so a retry sees the current state."""
 
+import logging
 from datetime import timedelta
+from typing import Any
 
 from celery import shared_task
 from django.conf import settings
@@ -15,7 +17,23 @@ from notifications.delivery import (
     webhook_try,
 )
 from notifications.models import Event, WebhookDelivery, WebhookDeliveryTry, WebhookEndpoint
-from notifications.services import event_dispatch_enqueue, webhook_delivery_enqueue
+
+logger = logging.getLogger(__name__)
+
+
+def event_dispatch_enqueue(*, event_id: Any) -> None:
+    """Queue the fan-out; a broker that is down leaves it to the sweeper, never fails."""
+    try:
+        event_dispatch.delay(str(event_id))
+    except Exception:
+        logger.warning("Could not queue event %s; the sweeper will", event_id, exc_info=True)
+
+
+def webhook_delivery_enqueue(*, delivery_id: Any) -> None:
+    try:
+        webhook_deliver.delay(str(delivery_id))
+    except Exception:
+        logger.warning("Could not queue delivery %s; the sweeper will", delivery_id, exc_info=True)
 
 
 @shared_task(
