@@ -128,7 +128,10 @@ def workers_rss_mib(server_pid: int) -> list[float]:
             continue
         try:
             status = (entry / "status").read_text()
+            command = (entry / "cmdline").read_bytes()
         except OSError:
+            continue
+        if b"spawn_main" not in command:  # multiprocessing's resource tracker, not a worker
             continue
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
         if fields.get("PPid", "").strip() == str(server_pid) and "VmRSS" in fields:
