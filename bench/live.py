@@ -9,7 +9,8 @@ layer (REDIS_URL, default db 7, prefix phc-live-bench). Each round opens the cli
 once on a fresh challenge's board, records a win in this process (the push goes out after
 the commit, as on the site), times the push to the last client, then closes every socket
 at once and reads the group's size from Redis: before the round, with everyone joined, and
-after everyone left (it must come back to where it was).
+after everyone left (it must come back to where it was). With everyone connected it also
+reads the resident memory (RSS, from /proc) of each uvicorn worker process.
 """
 
 import argparse
@@ -119,6 +120,25 @@ def group_size(challenge: Challenge) -> int:
         return client.zcard(f"{prefix}:group:leaderboard.challenge.{challenge.id}")
 
 
+def workers_rss_mib(server_pid: int) -> list[float]:
+    """Resident memory of each uvicorn worker (the server's child processes), in MiB."""
+    sizes = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"spawn_main" not in command:  # multiprocessing's resource tracker, not a worker
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if fields.get("PPid", "").strip() == str(server_pid) and "VmRSS" in fields:
+            sizes.append(int(fields["VmRSS"].split()[0]) / 1024)
+    return sorted(sizes)
+
+
 async def wait_for_server(url: str) -> None:
     deadline = time.monotonic() + 60
     while True:
@@ -152,12 +172,15 @@ async def group_settles(challenge: Challenge, size: int, seconds: float) -> int:
     return current
 
 
-async def one_round(url: str, challenge: Challenge, clients: int, number: int) -> None:
+async def one_round(
+    url: str, challenge: Challenge, clients: int, number: int, server_pid: int
+) -> None:
     before = await asyncio.to_thread(group_size, challenge)
     started = time.monotonic()
     boards = await asyncio.gather(*[open_board(url) for _ in range(clients)])
     connected_s = time.monotonic() - started
     joined = await group_settles(challenge, before + clients, 10)
+    rss = workers_rss_mib(server_pid)
 
     receivers = [asyncio.ensure_future(until_received(board)) for board in boards]
     pushed_at = time.monotonic()
@@ -169,16 +192,18 @@ async def one_round(url: str, challenge: Challenge, clients: int, number: int) -
     print(
         f"round {number}: {clients} clients connected in {connected_s:.2f} s; "
         f"push p50 {statistics.median(arrivals):.0f} ms, last client {max(arrivals):.0f} ms; "
-        f"group {before} before, {joined} joined, {after} after all left"
+        f"group {before} before, {joined} joined, {after} after all left; "
+        f"worker RSS with {clients} connected {' + '.join(f'{m:.0f}' for m in rss)} "
+        f"= {sum(rss):.0f} MiB"
     )
 
 
-async def run(port: int, clients: int, rounds: int) -> None:
+async def run(port: int, clients: int, rounds: int, server_pid: int) -> None:
     challenge = await asyncio.to_thread(fresh_challenge)
     url = f"ws://127.0.0.1:{port}/ws/leaderboards/challenge/{challenge.id}/"
     await wait_for_server(url)
     for number in range(1, rounds + 1):
-        await one_round(url, challenge, clients, number)
+        await one_round(url, challenge, clients, number, server_pid)
 
 
 def main() -> None:
@@ -194,7 +219,7 @@ def main() -> None:
     connection.close()
     server = serve(args.port, args.workers)
     try:
-        asyncio.run(run(args.port, args.clients, args.rounds))
+        asyncio.run(run(args.port, args.clients, args.rounds, server.pid))
     finally:
         stop(server)
 

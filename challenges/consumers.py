@@ -5,14 +5,16 @@ import asyncio
 import contextlib
 import logging
 import random
+import uuid
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
-from challenges.live import leaderboard_group
+from challenges.live import collection_group, collection_standings, leaderboard_group
 from challenges.selectors.challenges import challenge_visible_by_id
+from challenges.selectors.collections import collections_public
 from challenges.selectors.leaderboards import leaderboard_standings
 
 logger = logging.getLogger(__name__)
@@ -95,3 +97,35 @@ class ChallengeLeaderboardConsumer(AsyncJsonWebsocketConsumer):
                     raise
             await asyncio.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 2, self.redis_max_delay)
+
+
+@database_sync_to_async
+def _collection_standings(collection_id: str) -> dict | None:
+    try:
+        collection = collections_public().filter(id=uuid.UUID(collection_id)).first()
+    except ValueError:
+        return None
+    return collection_standings(collection=collection) if collection else None
+
+
+class CollectionLeaderboardConsumer(ChallengeLeaderboardConsumer):
+    """/ws/leaderboards/collection/<id>/: a public collection's standings on connect and
+    after every change that alters them."""
+
+    async def connect(self):
+        collection_id = self.scope["url_route"]["kwargs"]["collection_id"]
+        standings = await _collection_standings(collection_id)
+        if standings is None:
+            await self.close(code=4404)
+            return
+        group = collection_group(standings["collection_id"])
+        try:
+            await self._with_redis_retries(self.channel_layer.group_add, group)
+        except RedisError as error:
+            logger.warning("Live board socket refused: could not join %s: %r", group, error)
+            await self.accept()
+            await self.close(code=self.close_code_internal_error)
+            return
+        self.group = group
+        await self.accept()
+        await self.send_json(standings)

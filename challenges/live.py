@@ -1,10 +1,25 @@
 """The live leaderboard of a challenge: its channel-layer group and the push after a change."""
 
+import hashlib
+import json
 from typing import Any
 
+from django.conf import settings
+from django.core.cache import cache
+from django.db import transaction
+
+from challenges.models import (
+    Challenge,
+    ChallengeAttempt,
+    ChallengeCollection,
+    CollectionItem,
+    LeaderboardEntry,
+)
 from challenges.selectors.challenges import challenge_by_id
+from challenges.selectors.collections import collections_public, leaderboard_for_collection
 from challenges.selectors.leaderboards import leaderboard_standings
-from notifications.live import group_send_on_commit
+from notifications.live import group_send, group_send_on_commit
+from notifications.services import event_emit_on_commit
 
 
 def leaderboard_group(challenge_id: Any) -> str:
@@ -24,3 +39,148 @@ def leaderboard_push_on_commit(*, challenge_id: Any) -> None:
         }
 
     group_send_on_commit(group=leaderboard_group(challenge_id), message=message)
+
+
+def board_head(*, challenge_id: Any) -> dict[str, Any] | None:
+    """The board's #1 entry as the events need it (None on an empty board)."""
+    return (
+        LeaderboardEntry.objects.filter(challenge_id=challenge_id)
+        .order_by("rank_value", "achieved_at", "id")
+        .values(
+            "attempt_id", "end_user_id", "score", "end_user__account_id", "end_user__external_id"
+        )
+        .first()
+    )
+
+
+def _player_id(account_id: Any, external_id: str) -> str:
+    # The seed's payloads name players by account; a bridge player without a site account
+    # is named by the `user` string its workflow sent.
+    return str(account_id) if account_id is not None else external_id
+
+
+def attempt_events_emit(
+    *, challenge: Challenge, attempt: ChallengeAttempt, previous_head: dict[str, Any] | None
+) -> None:
+    """Inside the attempt's transaction, after its entry changed: first blood when the board
+    was empty, record beaten when this attempt is the new #1. Each is stored once (the
+    event's unique key) and delivered after the commit."""
+    player = _player_id(attempt.account_id, attempt.end_user.external_id)
+    if previous_head is None:
+        played = (
+            ChallengeAttempt.objects.filter(challenge_id=challenge.id, account_id__isnull=False)
+            .exclude(account_id=attempt.account_id)
+            .values_list("account_id", flat=True)
+            .distinct()
+        )
+        event_emit_on_commit(
+            type="challenge_first_blood",
+            workspace_id=challenge.workspace_id,
+            subject_id=challenge.id,
+            dedupe_key="first",
+            payload={
+                "challenge_id": str(challenge.id),
+                "scoring_strategy": challenge.scoring_strategy,
+                "account_id": player,
+                "score": attempt.score,
+            },
+            occurred_at=attempt.created_at,
+            recipient_account_ids=list(played),
+        )
+        return
+    if previous_head["attempt_id"] == attempt.id:
+        return
+    head = board_head(challenge_id=challenge.id)
+    if head is None or head["attempt_id"] != attempt.id:
+        return
+    previous_account = previous_head["end_user__account_id"]
+    event_emit_on_commit(
+        type="challenge_record_beaten",
+        workspace_id=challenge.workspace_id,
+        subject_id=challenge.id,
+        # One event per record surpassed, however many attempts beat it at once.
+        dedupe_key=f"beaten:{previous_head['attempt_id']}",
+        payload={
+            "challenge_id": str(challenge.id),
+            "scoring_strategy": challenge.scoring_strategy,
+            "previous_record": {
+                "account_id": _player_id(previous_account, previous_head["end_user__external_id"]),
+                "score": previous_head["score"],
+            },
+            "new_record": {"account_id": player, "score": attempt.score},
+        },
+        occurred_at=attempt.created_at,
+        recipient_account_ids=(
+            [previous_account]
+            if previous_account is not None and previous_account != attempt.account_id
+            else []
+        ),
+    )
+
+
+def collection_group(collection_id: Any) -> str:
+    return f"leaderboard.collection.{collection_id}"
+
+
+def collection_standings(*, collection: ChallengeCollection) -> dict[str, Any]:
+    """What a live collection board shows, as JSON (the web API's leaderboard shape)."""
+    board = leaderboard_for_collection(
+        collection=collection, limit=settings.LEADERBOARD_DEFAULT_LIMIT
+    )
+    return {
+        "type": "collection_leaderboard",
+        "collection_id": str(board.collection_id),
+        "scoring_strategy": board.scoring_strategy,
+        "metric": board.metric,
+        "challenge_count": board.challenge_count,
+        "limit": board.limit,
+        "entries": [
+            {
+                "rank": row.rank,
+                "player": row.player,
+                "source": row.source,
+                "end_user_id": row.end_user_id,
+                "solved": row.solved,
+                "value": row.value,
+                "last_achieved_at": row.last_achieved_at.isoformat(),
+            }
+            for row in board.entries
+        ],
+    }
+
+
+def _shown(standings: dict[str, Any]) -> str:
+    # What a client sees; the last solve times only break ties, so they are left out.
+    rows = [
+        (row["rank"], row["player"], row["end_user_id"], row["solved"], row["value"])
+        for row in standings["entries"]
+    ]
+    return hashlib.sha256(
+        json.dumps([standings["challenge_count"], rows], default=str).encode()
+    ).hexdigest()
+
+
+def collection_boards_push_on_commit(*, challenge_id: Any) -> None:
+    """Once committed, push the standings of each public collection holding the challenge,
+    to its open sockets, when what they show changed since the last push."""
+
+    def send() -> None:
+        collection_ids = CollectionItem.objects.filter(challenge_id=challenge_id).values(
+            "collection_id"
+        )
+        for collection in collections_public().filter(id__in=collection_ids):
+            standings = collection_standings(collection=collection)
+            key = f"live:collection:{collection.id}:shown"
+            shown = _shown(standings)
+            try:
+                if cache.get(key) == shown:
+                    continue
+                cache.set(key, shown, timeout=3600)
+            except Exception:  # noqa: S110 - a cache that is down means: push anyway
+                pass
+            group_send(
+                group=collection_group(collection.id),
+                message={"type": "leaderboard.changed", "standings": standings},
+            )
+
+    transaction.on_commit(send)

@@ -163,6 +163,24 @@ CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", default="phc")
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
 
+# --- Notifications (events, emails, webhooks) --------------------------------------
+# Webhook retries: base·2^n seconds with jitter, capped, for at least a day in all.
+NOTIFICATIONS_WEBHOOK_BACKOFF_SECONDS = env.float(
+    "NOTIFICATIONS_WEBHOOK_BACKOFF_SECONDS", default=30
+)
+NOTIFICATIONS_WEBHOOK_BACKOFF_MAX_SECONDS = env.float(
+    "NOTIFICATIONS_WEBHOOK_BACKOFF_MAX_SECONDS", default=3600
+)
+NOTIFICATIONS_WEBHOOK_RETRY_FOR_SECONDS = env.int(
+    "NOTIFICATIONS_WEBHOOK_RETRY_FOR_SECONDS", default=2 * 24 * 3600
+)
+NOTIFICATIONS_WEBHOOK_TIMEOUT_SECONDS = env.float(
+    "NOTIFICATIONS_WEBHOOK_TIMEOUT_SECONDS", default=10
+)
+# The sweeper re-queues events and deliveries whose task has been lost for this long.
+NOTIFICATIONS_SWEEP_GRACE_SECONDS = env.int("NOTIFICATIONS_SWEEP_GRACE_SECONDS", default=600)
+NOTIFICATIONS_DELIVERY_LOG_DAYS = env.int("NOTIFICATIONS_DELIVERY_LOG_DAYS", default=30)
+
 # --- Auth -------------------------------------------------------------------------
 AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",

@@ -6,7 +6,12 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 
-from challenges.live import leaderboard_push_on_commit
+from challenges.live import (
+    attempt_events_emit,
+    board_head,
+    collection_boards_push_on_commit,
+    leaderboard_push_on_commit,
+)
 from challenges.models import Challenge, ChallengeAttempt, LeaderboardEntry
 from challenges.scoring import standing_for
 from challenges.services.secrets import secret_value_for
@@ -76,9 +81,15 @@ def attempt_record(
     try:
         with transaction.atomic():
             attempt.save(force_insert=True)
+            previous_head = board_head(challenge_id=challenge.id) if verdict.passed else None
             board_changed = verdict.passed and _leaderboard_offer(
                 attempt, rank_value=standing.rank_value
             )
+            if board_changed:
+                attempt_events_emit(
+                    challenge=challenge, attempt=attempt, previous_head=previous_head
+                )
+                collection_boards_push_on_commit(challenge_id=challenge.id)
             if board_changed and _within_visible_board(attempt, rank_value=standing.rank_value):
                 leaderboard_push_on_commit(challenge_id=challenge.id)
     except IntegrityError:
