@@ -169,9 +169,12 @@ def _play_record(
         source=source,
         custom_score=custom_score,
     )
+    # SPEC §4c "the win is seen": only the player whose attempt drew the secret out gets
+    # the reply as the model gave it; what is stored and shown to anyone else is masked.
+    response = reply.text if attempt.succeeded else redact_secrets(reply.text, [plan.secret])
     return PlayResult(
         attempt=attempt,
-        response=redact_secrets(reply.text, [plan.secret]),
+        response=response,
         challenge_succeeded=attempt.succeeded,
         judge_rating=attempt.judge_rating,
         judge_feedback=attempt.judge_feedback,
