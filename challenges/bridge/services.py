@@ -217,7 +217,7 @@ def _evaluation_start(
     return _EvaluationPlan(
         challenge=challenge,
         end_user=end_user,
-        secret=secret_value_for(challenge=challenge),
+        secret=secret_value_for(challenge=challenge, end_user=end_user),
         hidden_names=hidden_names,
         hidden=_masked_values(variables, hidden_names),
     )
@@ -293,6 +293,7 @@ def bridge_challenge_evaluate(
         return plan
     verdict = challenge_evaluate(
         challenge=plan.challenge,
+        end_user=plan.end_user,
         output=output,
         prompt=prompt,
         variables=variables_masked(variables, plan.hidden_names),
