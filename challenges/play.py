@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from challenges.models import Challenge, ChallengeAttempt, Secret
 from challenges.selectors.leaderboards import leaderboard_rank
+from challenges.selectors.levels import level_locked_reason
 from challenges.services.attempts import attempt_record
 from challenges.services.defences import (
     DefenceFired,
@@ -142,6 +143,9 @@ class _PlayPlan:
 
 def _play_plan(*, challenge: Challenge, account: AbstractBaseUser) -> _PlayPlan:
     end_user = end_user_for_account(workspace=challenge.workspace, account=account)
+    locked = level_locked_reason(challenge=challenge, end_user=end_user)
+    if locked:
+        raise ApplicationError(locked, code="level_locked", status=403)
     secret = secret_value_for(challenge=challenge, end_user=end_user)
     return _PlayPlan(
         challenge=challenge,

@@ -13,6 +13,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from challenges.models import BridgeDelivery, BridgeKey, Challenge, ChallengeAttempt
+from challenges.selectors.levels import level_locked_reason
 from challenges.services.attempts import attempt_record
 from challenges.services.evaluation import (
     attempt_custom_score,
@@ -208,6 +209,9 @@ def _evaluation_start(
                 "This challenge is not open for attempts.", code="challenge_closed", status=409
             )
         end_user = end_user_for_external_id(workspace=key.workspace, external_id=user)
+        locked = level_locked_reason(challenge=challenge, end_user=end_user)
+        if locked:
+            raise ApplicationError(locked, code="level_locked", status=403)
         rate_limit_hit(
             scope="bridge-player",
             key=f"{challenge.id}:{end_user.id}",
