@@ -185,7 +185,9 @@ def _play_record(
     )
     # SPEC §4c "the win is seen": only the player whose attempt drew the secret out gets
     # the reply as the model gave it; what is stored and shown to anyone else is masked.
-    response = reply.text if attempt.succeeded else redact_secrets(reply.text, [plan.secret])
+    # In guess mode the player reads the secret out of their own reply and types it in.
+    shown_as_given = attempt.succeeded or plan.challenge.answer_mode == Challenge.AnswerMode.GUESS
+    response = reply.text if shown_as_given else redact_secrets(reply.text, [plan.secret])
     return PlayResult(
         attempt=attempt,
         response=response,

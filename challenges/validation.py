@@ -133,7 +133,8 @@ def challenge_errors(
     if evaluator_type == "rules":
         if success_type not in ("contains", "regex"):
             add("success_type", "Rules evaluation needs 'contains' or 'regex'.")
-        if not pattern.strip():
+        # In guess mode the answer box decides; the reply is never checked.
+        if not pattern.strip() and data.get("answer_mode") != "guess":
             add("success_pattern", "Rules evaluation needs a success pattern.")
     if success_type == "custom" and evaluator_type != "custom":
         add("success_type", "'custom' success needs evaluator_type 'custom'.")
