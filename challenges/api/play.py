@@ -52,19 +52,19 @@ class GuessCreateApi(AsyncApiView):
 
     permission_classes = [IsAuthenticated]
 
-    class InputSerializer(StrictSerializer):
+    class GuessInputSerializer(StrictSerializer):
         answer = serializers.CharField(min_length=1, max_length=ANSWER_MAX_CHARS)
 
-    class OutputSerializer(serializers.Serializer):
+    class GuessOutputSerializer(serializers.Serializer):
         attempt_id = serializers.UUIDField()
         challenge_succeeded = serializers.BooleanField()
         score = serializers.FloatField(allow_null=True)
         leaderboard_rank = serializers.IntegerField(allow_null=True)
 
-    @extend_schema(request=InputSerializer, responses={201: OutputSerializer})
+    @extend_schema(request=GuessInputSerializer, responses={201: GuessOutputSerializer})
     async def post(self, request, challenge_id):
         challenge = await run_orm(object_or_404, challenges_to_play(), challenge_id)
-        serializer = self.InputSerializer(data=request.data)
+        serializer = self.GuessInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         result = await run_orm(
             attempt_guess,
@@ -74,4 +74,4 @@ class GuessCreateApi(AsyncApiView):
             ip=client_ip(request),
             source=ChallengeAttempt.Source.API,
         )
-        return Response(self.OutputSerializer(result).data, status=status.HTTP_201_CREATED)
+        return Response(self.GuessOutputSerializer(result).data, status=status.HTTP_201_CREATED)
