@@ -242,7 +242,7 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                     "answer box (compared ignoring case, spaces around it and Unicode forms); "
                     "with an output guard on, guess mode is what makes the level winnable. "
                     "Per-player secrets give each player their own {{secret}}, derived on the "
-                    "server: a word from your list plus a 6-character suffix, or a "
+                    "server: a word from your list plus an 8-character suffix, or a "
                     "12-character token when the list is empty.",
                     "fields": ("answer_mode", "secret_per_player", "secret_words", "defences"),
                 },

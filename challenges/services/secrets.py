@@ -15,9 +15,9 @@ from players.models import Workspace
 
 # A per-player token carries 60 bits of HMAC output: two players share one only if the
 # HMAC collides, which a collection of any size will not see (SPEC §4c). A word list alone
-# cannot keep players apart, so a drawn word always gets a 6-character suffix.
+# cannot keep players apart, so a drawn word always gets an 8-character suffix (40 bits).
 _TOKEN_CHARS = 12
-_WORD_SUFFIX_CHARS = 6
+_WORD_SUFFIX_CHARS = 8
 
 
 def player_secret(*, challenge: Challenge, player_key: str) -> str:
