@@ -199,3 +199,39 @@ def test_it_names_the_layer_that_fired_in_the_admins_try_it(vault):
     assert result.passed is False
     assert result.defence_fired.startswith("output_guard caught the secret")
     assert "Caught." in result.defence_fired
+
+
+def test_it_judges_a_bridge_attempt_against_the_dify_users_own_secret(workspace):
+    from challenges.services.bridge_keys import bridge_key_create
+    from tests.bridge.conftest import bearer_client, post_json
+
+    challenge = make_challenge(
+        workspace=workspace,
+        success_type="contains",
+        success_pattern="{{secret}}",
+        secret_per_player=True,
+    )
+    _, raw = bridge_key_create(workspace=workspace, name="dify")
+    bridge = bearer_client(raw)
+    alice_secret = player_secret(challenge=challenge, player_key="dify-alice")
+
+    def evaluate(user: str, run: str) -> dict:
+        body = {
+            "challenge_id": str(challenge.id),
+            "output": f"The password is {alice_secret}.",
+            "workflow_run_id": run,
+            "user": user,
+        }
+        response = post_json(bridge, "/bridge/dify/challenge-evaluator", body)
+        assert response.status_code == 200, response.json()
+        return response.json()
+
+    alice = evaluate("dify-alice", "run-a")
+    evaluate("dify-bob", "run-b")
+
+    assert alice_secret not in str(alice)
+    stored = ChallengeAttempt.objects.filter(challenge=challenge)
+    assert {a.end_user.external_id: a.succeeded for a in stored} == {
+        "dify-alice": True,
+        "dify-bob": False,
+    }
