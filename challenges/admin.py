@@ -235,6 +235,19 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                 },
             ),
             (
+                "Game: answer mode, per-player secrets, defence layers",
+                {
+                    "description": "Answer mode 'output' judges the model's reply. 'guess' "
+                    "never judges the reply: players type the secret they worked out into an "
+                    "answer box (compared ignoring case, spaces around it and Unicode forms); "
+                    "with an output guard on, guess mode is what makes the level winnable. "
+                    "Per-player secrets give each player their own {{secret}}, derived on the "
+                    "server: a word from your list plus an 8-character suffix, or a "
+                    "12-character token when the list is empty.",
+                    "fields": ("answer_mode", "secret_per_player", "secret_words", "defences"),
+                },
+            ),
+            (
                 "Evaluation and scoring",
                 {"fields": ("evaluator_type", "scoring_strategy", "max_attempts_per_hour")},
             ),
@@ -527,6 +540,7 @@ class ChallengeCollectionAdmin(WorkspaceScopedAdmin):
                     "description",
                     "instructions_md",
                     "is_public",
+                    "in_order",
                 )
             },
         ),

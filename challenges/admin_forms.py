@@ -31,6 +31,7 @@ _JSON_EMPTY: dict[str, Any] = {
     "evaluator_config": dict,
     "scoring_config": dict,
     "mask_variables": list,
+    "defences": list,
 }
 
 
@@ -110,6 +111,19 @@ class ChallengeAdminForm(forms.ModelForm):
     evaluator_config = ExplainedJSONField(required=False, widget=_JSON_WIDGET)
     scoring_config = ExplainedJSONField(required=False, widget=_JSON_WIDGET)
     mask_variables = ExplainedJSONField(required=False, widget=_JSON_WIDGET, expected=list)
+    defences = ExplainedJSONField(
+        required=False,
+        widget=_JSON_WIDGET,
+        expected=list,
+        label="Defence layers",
+        help_text='In order, e.g. [{"type": "input_filter", "terms": ["password"], '
+        '"message": "I may not discuss that."}, {"type": "output_guard", "message": '
+        '"I nearly said it!"}, {"type": "llm_check", "message": "My reviewer stopped me."}]. '
+        "input_filter takes 'terms' or an RE2 'pattern'; output_guard catches the secret "
+        "plain, spaced, dashed, reversed, in any case or base64; llm_check asks a judge "
+        "(optional 'judge_config') and refuses when the judge cannot answer. A layer that "
+        "fires refuses with its message and the attempt fails.",
+    )
 
     new_secret_name = forms.CharField(
         required=False,
@@ -177,12 +191,17 @@ class ChallengeAdminForm(forms.ModelForm):
             self.fields["slug"].help_text = "Left blank, it is made from the name."
         if "secret_ref" in self.fields:
             self.fields["secret_ref"].choices = self._secret_choices()
+        if "answer_mode" in self.fields:
+            self.fields["answer_mode"].required = False
         for name in ("description", "goal", "instructions_md", "system_prompt", "success_pattern"):
             if name in self.fields:
                 self.fields[name].widget.attrs["rows"] = 3 if name != "instructions_md" else 6
         for name, help_text in CHALLENGE_HELP.items():
             if name in self.fields:
                 self.fields[name].help_text = help_text
+
+    def clean_answer_mode(self) -> str:
+        return self.cleaned_data.get("answer_mode") or Challenge.AnswerMode.OUTPUT
 
     def _secret_choices(self) -> list[tuple[str, str]]:
         if self.instance.workspace_id:

@@ -64,6 +64,10 @@ class Challenge(models.Model):
         LLM_JUDGE = "llm-judge"
         CUSTOM = "custom"
 
+    class AnswerMode(models.TextChoices):
+        OUTPUT = "output"
+        GUESS = "guess"
+
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="challenges")
     app_id = models.CharField(max_length=64, blank=True, help_text="Dify app id.")
@@ -83,6 +87,24 @@ class Challenge(models.Model):
         blank=True, help_text="Text or RE2 regex; {{secret}} is filled in server-side."
     )
     secret_ref = models.CharField(max_length=100, blank=True, help_text="Name of a Secret.")
+    answer_mode = models.CharField(
+        max_length=10,
+        choices=AnswerMode.choices,
+        default=AnswerMode.OUTPUT,
+        help_text="output: the reply is judged. guess: the player types the secret they "
+        "worked out into an answer box.",
+    )
+    secret_per_player = models.BooleanField(
+        default=False, help_text="Each player gets their own secret, derived server-side."
+    )
+    secret_words = models.TextField(
+        blank=True,
+        help_text="With per-player secrets: words to draw from, one a line (a suffix keeps "
+        "them apart); empty means a random token.",
+    )
+    defences = models.JSONField(
+        default=list, blank=True, help_text="Ordered defence layers (SPEC §4c)."
+    )
     scoring_strategy = models.CharField(
         max_length=20, choices=Strategy.choices, default=Strategy.FIRST
     )
@@ -331,6 +353,9 @@ class ChallengeCollection(models.Model):
     instructions_md = models.TextField(blank=True)
     theme = models.JSONField(default=dict, blank=True)
     is_public = models.BooleanField(default=True)
+    in_order = models.BooleanField(
+        default=False, help_text="Levels: each challenge opens when the one before is solved."
+    )
     scoring_strategy = models.CharField(
         max_length=24, choices=Strategy.choices, default=Strategy.SUM
     )

@@ -9,7 +9,14 @@ from django.utils import timezone
 
 from challenges.models import Challenge, ChallengeAttempt, Secret
 from challenges.selectors.leaderboards import leaderboard_rank
+from challenges.selectors.levels import level_locked_reason
 from challenges.services.attempts import attempt_record
+from challenges.services.defences import (
+    DefenceFired,
+    input_defence_fired,
+    output_defence_fired,
+    output_defence_fired_async,
+)
 from challenges.services.evaluation import (
     attempt_custom_score,
     attempt_custom_score_async,
@@ -17,6 +24,7 @@ from challenges.services.evaluation import (
     challenge_evaluate_async,
 )
 from challenges.services.secrets import fill_secret, secret_value_for
+from core.disguises import normalise
 from core.errors import ApplicationError
 from core.ratelimit import (
     InFlightClaim,
@@ -51,6 +59,7 @@ class PlayResult:
     judge_feedback: str
     score: float | None
     leaderboard_rank: int | None
+    defence: DefenceFired | None = None
 
     @property
     def attempt_id(self):
@@ -133,10 +142,14 @@ class _PlayPlan:
 
 
 def _play_plan(*, challenge: Challenge, account: AbstractBaseUser) -> _PlayPlan:
-    secret = secret_value_for(challenge=challenge)
+    end_user = end_user_for_account(workspace=challenge.workspace, account=account)
+    locked = level_locked_reason(challenge=challenge, end_user=end_user)
+    if locked:
+        raise ApplicationError(locked, code="level_locked", status=403)
+    secret = secret_value_for(challenge=challenge, end_user=end_user)
     return _PlayPlan(
         challenge=challenge,
-        end_user=end_user_for_account(workspace=challenge.workspace, account=account),
+        end_user=end_user,
         secret=secret,
         system_prompt=fill_secret(challenge.system_prompt, secret),
         target_config=target_config_for(challenge=challenge),
@@ -157,6 +170,7 @@ def _play_record(
     verdict: Verdict,
     custom_score: float | None,
     source: str,
+    defence: DefenceFired | None = None,
 ) -> PlayResult:
     attempt = attempt_record(
         challenge=plan.challenge,
@@ -169,9 +183,15 @@ def _play_record(
         source=source,
         custom_score=custom_score,
     )
+    # SPEC §4c "the win is seen": only the player whose attempt drew the secret out gets
+    # the reply as the model gave it; what is stored and shown to anyone else is masked.
+    # In guess mode the player reads the secret out of their own reply and types it in.
+    shown_as_given = attempt.succeeded or plan.challenge.answer_mode == Challenge.AnswerMode.GUESS
+    response = reply.text if shown_as_given else redact_secrets(reply.text, [plan.secret])
     return PlayResult(
         attempt=attempt,
-        response=redact_secrets(reply.text, [plan.secret]),
+        response=response,
+        defence=defence,
         challenge_succeeded=attempt.succeeded,
         judge_rating=attempt.judge_rating,
         judge_feedback=attempt.judge_feedback,
@@ -196,6 +216,18 @@ def attempt_play(
     _check_playable(challenge=challenge, prompt=prompt)
     _check_rate_limits(challenge=challenge, account=account, ip=ip)
     plan = _play_plan(challenge=challenge, account=account)
+    defence = input_defence_fired(defences=challenge.defences, prompt=prompt)
+    if defence:
+        reply, verdict = _refused(defence, reply=None)
+        return _play_record(
+            plan=plan,
+            prompt=prompt,
+            reply=reply,
+            verdict=verdict,
+            custom_score=None,
+            source=source,
+            defence=defence,
+        )
     try:
         reply = complete(
             system_prompt=plan.system_prompt,
@@ -205,7 +237,23 @@ def attempt_play(
         )
     except TargetError as exc:
         raise _target_failed(challenge=challenge, error=exc) from None
-    verdict = challenge_evaluate(challenge=challenge, output=reply.text, prompt=prompt)
+    defence = output_defence_fired(
+        defences=challenge.defences, reply=reply.text, secret=plan.secret
+    )
+    if defence or challenge.answer_mode == Challenge.AnswerMode.GUESS:
+        reply, verdict = _refused(defence, reply=reply)
+        return _play_record(
+            plan=plan,
+            prompt=prompt,
+            reply=reply,
+            verdict=verdict,
+            custom_score=None,
+            source=source,
+            defence=defence,
+        )
+    verdict = challenge_evaluate(
+        challenge=challenge, end_user=plan.end_user, output=reply.text, prompt=prompt
+    )
     custom_score = attempt_custom_score(
         challenge=challenge,
         verdict=verdict,
@@ -267,25 +315,13 @@ async def attempt_play_async(
     plan, claim = await run_orm(
         _play_start, challenge=challenge, account=account, prompt=prompt, ip=ip
     )
+    custom_score, defence = None, None
     try:
-        try:
-            reply = await complete_async(
-                system_prompt=plan.system_prompt,
-                prompt=prompt,
-                user=plan.end_user.external_id,
-                config=plan.target_config,
-            )
-        except TargetError as exc:
-            raise _target_failed(challenge=challenge, error=exc) from None
-        verdict = await challenge_evaluate_async(
-            challenge=challenge, secret=plan.secret, output=reply.text, prompt=prompt
-        )
-        custom_score = await attempt_custom_score_async(
-            challenge=challenge,
-            verdict=verdict,
-            tokens_total=reply.tokens_total,
-            elapsed_ms=reply.elapsed_ms,
-        )
+        defence = input_defence_fired(defences=challenge.defences, prompt=prompt)
+        if defence:
+            reply, verdict = _refused(defence, reply=None)
+        else:
+            reply, verdict, defence, custom_score = await _ask_and_judge(plan=plan, prompt=prompt)
     finally:
         await run_orm(in_flight_release, claim)
     return await run_orm(
@@ -296,4 +332,122 @@ async def attempt_play_async(
         verdict=verdict,
         custom_score=custom_score,
         source=source,
+        defence=defence,
+    )
+
+
+async def _ask_and_judge(
+    *, plan: _PlayPlan, prompt: str
+) -> tuple[TargetReply, Verdict, DefenceFired | None, float | None]:
+    challenge = plan.challenge
+    try:
+        reply = await complete_async(
+            system_prompt=plan.system_prompt,
+            prompt=prompt,
+            user=plan.end_user.external_id,
+            config=plan.target_config,
+        )
+    except TargetError as exc:
+        raise _target_failed(challenge=challenge, error=exc) from None
+    defence = await output_defence_fired_async(
+        defences=challenge.defences, reply=reply.text, secret=plan.secret
+    )
+    if defence or challenge.answer_mode == Challenge.AnswerMode.GUESS:
+        refused_reply, verdict = _refused(defence, reply=reply)
+        return refused_reply, verdict, defence, None
+    verdict = await challenge_evaluate_async(
+        challenge=challenge, secret=plan.secret, output=reply.text, prompt=prompt
+    )
+    custom_score = await attempt_custom_score_async(
+        challenge=challenge,
+        verdict=verdict,
+        tokens_total=reply.tokens_total,
+        elapsed_ms=reply.elapsed_ms,
+    )
+    return reply, verdict, None, custom_score
+
+
+GUESS_MODE_FEEDBACK = (
+    "In this challenge the reply is not judged: when you have worked out the secret, type "
+    "it into the answer box."
+)
+
+
+def _refused(
+    defence: DefenceFired | None, *, reply: TargetReply | None
+) -> tuple[TargetReply, Verdict]:
+    """A failed attempt: the layer's message stands in for the reply (SPEC §4c), or, in
+    guess mode, the reply stands unjudged."""
+    if defence is None:
+        return reply, Verdict(passed=False, feedback=GUESS_MODE_FEEDBACK)
+    feedback = f"A defence layer ({defence.kind}) caught {defence.caught}."
+    if reply is None:
+        reply = TargetReply(text=defence.message, tokens_total=0, elapsed_ms=0)
+    else:
+        reply = TargetReply(
+            text=defence.message, tokens_total=reply.tokens_total, elapsed_ms=reply.elapsed_ms
+        )
+    return reply, Verdict(passed=False, feedback=feedback)
+
+
+GUESS_RIGHT_FEEDBACK = "That is the secret. Challenge solved!"
+GUESS_WRONG_FEEDBACK = "That is not the secret. Keep working on the model."
+ANSWER_MAX_CHARS = 500
+
+
+def _guess_matches(answer: str, secret: str | None) -> bool:
+    if not secret:
+        return False
+    return normalise(answer.strip()) == normalise(secret.strip())
+
+
+def attempt_guess(
+    *,
+    challenge: Challenge,
+    account: AbstractBaseUser,
+    answer: str,
+    ip: str,
+    source: str = ChallengeAttempt.Source.WEB,
+) -> PlayResult:
+    """A player's answer in `guess` mode (SPEC §4c), compared after NFKC + casefold + trim.
+
+    A right guess is the successful attempt and carries the tokens and time of the
+    player's latest prompt; a wrong one is a failed attempt. Both count against the same
+    rate limits as prompts.
+    """
+    if challenge.answer_mode != Challenge.AnswerMode.GUESS:
+        raise ApplicationError(
+            "This challenge judges the model's reply; it has no answer box.",
+            code="not_guess_mode",
+            status=409,
+        )
+    if not (answer or "").strip():
+        raise ApplicationError("Type your answer first.", fields={"answer": ["Required."]})
+    closed = challenge_closed_reason(challenge=challenge)
+    if closed:
+        raise ApplicationError(closed, code="challenge_closed", status=409)
+    _check_rate_limits(challenge=challenge, account=account, ip=ip)
+    plan = _play_plan(challenge=challenge, account=account)
+    latest = (
+        ChallengeAttempt.objects.filter(challenge=challenge, end_user=plan.end_user)
+        .exclude(prompt_length=0)
+        .order_by("-created_at")
+        .values("tokens_total", "elapsed_ms")
+        .first()
+    ) or {"tokens_total": None, "elapsed_ms": None}
+    right = _guess_matches(answer, plan.secret)
+    verdict = Verdict(
+        passed=right, feedback=GUESS_RIGHT_FEEDBACK if right else GUESS_WRONG_FEEDBACK
+    )
+    custom_score = attempt_custom_score(
+        challenge=challenge,
+        verdict=verdict,
+        tokens_total=latest["tokens_total"],
+        elapsed_ms=latest["elapsed_ms"],
+    )
+    reply = TargetReply(
+        text="", tokens_total=latest["tokens_total"], elapsed_ms=latest["elapsed_ms"]
+    )
+    return _play_record(
+        plan=plan, prompt="", reply=reply, verdict=verdict, custom_score=custom_score, source=source
     )

@@ -6,6 +6,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("challenges/<slug:slug>/", views.challenge_page, name="challenge-page"),
     path("challenges/<slug:slug>/play", views.challenge_play, name="challenge-play"),
+    path("challenges/<slug:slug>/guess", views.challenge_guess, name="challenge-guess"),
     path(
         "challenges/<slug:slug>/leaderboard",
         views.challenge_leaderboard,

@@ -18,6 +18,11 @@ urlpatterns = [
         name="web-challenge-attempts",
     ),
     path(
+        "challenges/<str:challenge_id>/guess",
+        play.GuessCreateApi.as_view(),
+        name="web-challenge-guess",
+    ),
+    path(
         "challenge-collections",
         collections.PublicCollectionListApi.as_view(),
         name="web-collections",

@@ -5,6 +5,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlparse
 
+from challenges.services.defences import defence_errors
 from core.egress import url_refusal
 from judging.judge_config import judge_config_messages
 from judging.rules import PatternError, compile_pattern
@@ -132,7 +133,8 @@ def challenge_errors(
     if evaluator_type == "rules":
         if success_type not in ("contains", "regex"):
             add("success_type", "Rules evaluation needs 'contains' or 'regex'.")
-        if not pattern.strip():
+        # In guess mode the answer box decides; the reply is never checked.
+        if not pattern.strip() and data.get("answer_mode") != "guess":
             add("success_pattern", "Rules evaluation needs a success pattern.")
     if success_type == "custom" and evaluator_type != "custom":
         add("success_type", "'custom' success needs evaluator_type 'custom'.")
@@ -154,7 +156,8 @@ def challenge_errors(
         SECRET_PLACEHOLDER.search(data.get(field) or "")
         for field in ("success_pattern", "system_prompt")
     )
-    if uses_secret and not secret_ref:
+    per_player = bool(data.get("secret_per_player"))
+    if uses_secret and not secret_ref and not per_player:
         add("secret_ref", "{{secret}} is used, so name the secret it stands for.")
     if secret_ref and secret_ref not in secret_names:
         add("secret_ref", f"There is no secret named '{secret_ref}' in this workspace.")
@@ -168,6 +171,12 @@ def challenge_errors(
             add(field, "Must be an object.")
     for message in target_config_errors(data.get("target"), data.get("target_config") or {}):
         add("target_config", message)
+    if data.get("answer_mode", "output") not in ("output", "guess"):
+        add("answer_mode", "Must be 'output' or 'guess'.")
+    if data.get("answer_mode") == "guess" and not (secret_ref or per_player):
+        add("answer_mode", "Guess mode compares the answer with a secret: name one.")
+    for message in defence_errors(data.get("defences") or []):
+        add("defences", message)
     mask = data.get("mask_variables") or []
     if not (isinstance(mask, list) and all(isinstance(item, str) for item in mask)):
         add("mask_variables", "Must be a list of variable names.")

@@ -8,11 +8,22 @@ from django.views.decorators.http import require_GET, require_POST
 
 from challenges.markdown import render_markdown
 from challenges.models import Challenge, ChallengeAttempt
-from challenges.play import PROMPT_MAX_CHARS, attempt_play_async, challenge_closed_reason
+from challenges.play import (
+    ANSWER_MAX_CHARS,
+    PROMPT_MAX_CHARS,
+    attempt_guess,
+    attempt_play_async,
+    challenge_closed_reason,
+)
 from challenges.selectors.attempts import attempts_of_player
 from challenges.selectors.challenges import challenge_visible_by_slug, challenges_public
 from challenges.selectors.collections import collections_public
 from challenges.selectors.leaderboards import leaderboard_for_challenge, leaderboard_rank
+from challenges.selectors.levels import (
+    level_locked_reason,
+    next_level,
+    solved_challenge_ids_of_account,
+)
 from challenges.validation import THEME_KEYS
 from core.errors import ApplicationError
 from core.images import image_url_allowed
@@ -69,6 +80,7 @@ def _board_context(request, challenge: Challenge) -> dict:
         "own_end_user_id": str(end_user.id) if end_user else "",
         "history": history,
         "own_rank": rank,
+        "next_level": next_level(challenge=challenge) if rank else None,
     }
 
 
@@ -79,7 +91,11 @@ def home(request):
     return render(
         request,
         "challenges/home.html",
-        {"challenges": challenges, "collections": collections},
+        {
+            "challenges": challenges,
+            "collections": collections,
+            "solved_ids": solved_challenge_ids_of_account(account=request.user),
+        },
     )
 
 
@@ -97,7 +113,14 @@ def _page_context(request, challenge: Challenge) -> dict:
             "instructions_html": render_markdown(challenge.instructions_md),
             "theme_style": theme_style(challenge.theme),
             "closed_reason": challenge_closed_reason(challenge=challenge),
+            "locked_reason": level_locked_reason(
+                challenge=challenge,
+                end_user=end_user_of_account(
+                    workspace_id=challenge.workspace_id, account=request.user
+                ),
+            ),
             "prompt_max": PROMPT_MAX_CHARS,
+            "answer_max": ANSWER_MAX_CHARS,
         }
     )
     return context
@@ -129,6 +152,28 @@ async def challenge_play(request, slug: str):
         outcome["error"] = exc.message
         status, headers = exc.status, exc.headers
     return await run_orm(_play_response, request, challenge, outcome, status, headers)
+
+
+@require_POST
+@login_required
+def challenge_guess(request, slug: str):
+    """The answer box of a guess-mode challenge (SPEC §4c); no model is called."""
+    challenge = _visible(slug)
+    outcome: dict = {"answer": request.POST.get("answer", "")}
+    status, headers = 200, {}
+    try:
+        outcome["result"] = attempt_guess(
+            challenge=challenge,
+            account=request.user,
+            answer=outcome["answer"],
+            ip=client_ip(request),
+            source=ChallengeAttempt.Source.WEB,
+        )
+        outcome["guessed"] = True
+    except ApplicationError as exc:
+        outcome["error"] = exc.message
+        status, headers = exc.status, exc.headers
+    return _play_response(request, challenge, outcome, status, headers)
 
 
 def _play_response(request, challenge: Challenge, outcome: dict, status: int, headers: dict):

@@ -22,10 +22,12 @@ def collection_page(request: HttpRequest, slug: str) -> HttpResponse:
     if collection is None:
         raise Http404("No such collection.")
     progress = collection_progress(collection=collection, account=request.user)
-    challenges = [
-        {"challenge": item.challenge, "solved": item.challenge_id in progress.solved_challenge_ids}
-        for item in collection.ordered_items
-    ]
+    challenges = []
+    for item in collection.ordered_items:
+        solved = item.challenge_id in progress.solved_challenge_ids
+        # In order, a level is open when the one before it is solved (SPEC §4c).
+        locked = collection.in_order and bool(challenges) and not challenges[-1]["solved"]
+        challenges.append({"challenge": item.challenge, "solved": solved, "locked": locked})
     try:
         leaderboard = leaderboard_for_collection(
             collection=collection, limit=settings.LEADERBOARD_DEFAULT_LIMIT

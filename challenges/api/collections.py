@@ -44,6 +44,7 @@ class CollectionInputSerializer(StrictSerializer):
     instructions_md = serializers.CharField(required=False, allow_blank=True, max_length=100000)
     theme = serializers.DictField(required=False)
     is_public = serializers.BooleanField(required=False)
+    in_order = serializers.BooleanField(required=False)
     scoring_strategy = serializers.ChoiceField(ChallengeCollection.Strategy.choices, required=False)
     scoring_plugin_id = serializers.CharField(required=False, allow_blank=True, max_length=200)
     scoring_entrypoint = serializers.CharField(required=False, allow_blank=True, max_length=300)
@@ -95,6 +96,7 @@ class PublicCollectionSerializer(serializers.ModelSerializer):
             "instructions_md",
             "theme",
             "scoring_strategy",
+            "in_order",
             "created_at",
         )
 

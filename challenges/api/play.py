@@ -7,7 +7,7 @@ from rest_framework.response import Response
 
 from challenges.api.serializers import StrictSerializer
 from challenges.models import ChallengeAttempt
-from challenges.play import PROMPT_MAX_CHARS, attempt_play_async
+from challenges.play import ANSWER_MAX_CHARS, PROMPT_MAX_CHARS, attempt_guess, attempt_play_async
 from challenges.selectors.challenges import challenges_to_play
 from core.api import object_or_404
 from core.async_api import AsyncApiView
@@ -45,3 +45,33 @@ class AttemptCreateApi(AsyncApiView):
             source=ChallengeAttempt.Source.API,
         )
         return Response(self.OutputSerializer(result).data, status=status.HTTP_201_CREATED)
+
+
+class GuessCreateApi(AsyncApiView):
+    """Answer mode `guess` (SPEC §4c): the player claims the secret they worked out."""
+
+    permission_classes = [IsAuthenticated]
+
+    class GuessInputSerializer(StrictSerializer):
+        answer = serializers.CharField(min_length=1, max_length=ANSWER_MAX_CHARS)
+
+    class GuessOutputSerializer(serializers.Serializer):
+        attempt_id = serializers.UUIDField()
+        challenge_succeeded = serializers.BooleanField()
+        score = serializers.FloatField(allow_null=True)
+        leaderboard_rank = serializers.IntegerField(allow_null=True)
+
+    @extend_schema(request=GuessInputSerializer, responses={201: GuessOutputSerializer})
+    async def post(self, request, challenge_id):
+        challenge = await run_orm(object_or_404, challenges_to_play(), challenge_id)
+        serializer = self.GuessInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        result = await run_orm(
+            attempt_guess,
+            challenge=challenge,
+            account=request.user,
+            answer=serializer.validated_data["answer"],
+            ip=client_ip(request),
+            source=ChallengeAttempt.Source.API,
+        )
+        return Response(self.GuessOutputSerializer(result).data, status=status.HTTP_201_CREATED)

@@ -31,6 +31,10 @@ class ChallengeInputSerializer(StrictSerializer):
     success_type = serializers.ChoiceField(Challenge.SuccessType.choices, required=False)
     success_pattern = serializers.CharField(required=False, allow_blank=True, max_length=5000)
     secret_ref = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    answer_mode = serializers.ChoiceField(Challenge.AnswerMode.choices, required=False)
+    secret_per_player = serializers.BooleanField(required=False)
+    secret_words = serializers.CharField(required=False, allow_blank=True, max_length=20000)
+    defences = serializers.ListField(child=serializers.DictField(), required=False, max_length=20)
     scoring_strategy = serializers.ChoiceField(Challenge.Strategy.choices, required=False)
     is_active = serializers.BooleanField(required=False)
     system_prompt = serializers.CharField(required=False, allow_blank=True, max_length=50000)
@@ -143,6 +147,7 @@ class PublicChallengeSerializer(serializers.ModelSerializer):
             "theme",
             "scoring_strategy",
             "evaluator_type",
+            "answer_mode",
             "target",
             "max_attempts_per_hour",
             "starts_at",

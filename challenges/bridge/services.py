@@ -13,6 +13,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from challenges.models import BridgeDelivery, BridgeKey, Challenge, ChallengeAttempt
+from challenges.selectors.levels import level_locked_reason
 from challenges.services.attempts import attempt_record
 from challenges.services.evaluation import (
     attempt_custom_score,
@@ -208,6 +209,9 @@ def _evaluation_start(
                 "This challenge is not open for attempts.", code="challenge_closed", status=409
             )
         end_user = end_user_for_external_id(workspace=key.workspace, external_id=user)
+        locked = level_locked_reason(challenge=challenge, end_user=end_user)
+        if locked:
+            raise ApplicationError(locked, code="level_locked", status=403)
         rate_limit_hit(
             scope="bridge-player",
             key=f"{challenge.id}:{end_user.id}",
@@ -217,7 +221,7 @@ def _evaluation_start(
     return _EvaluationPlan(
         challenge=challenge,
         end_user=end_user,
-        secret=secret_value_for(challenge=challenge),
+        secret=secret_value_for(challenge=challenge, end_user=end_user),
         hidden_names=hidden_names,
         hidden=_masked_values(variables, hidden_names),
     )
@@ -293,6 +297,7 @@ def bridge_challenge_evaluate(
         return plan
     verdict = challenge_evaluate(
         challenge=plan.challenge,
+        end_user=plan.end_user,
         output=output,
         prompt=prompt,
         variables=variables_masked(variables, plan.hidden_names),

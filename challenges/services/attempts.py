@@ -47,7 +47,7 @@ def attempt_record(
     if end_user.workspace_id != challenge.workspace_id:
         raise ApplicationError("The player does not belong to this challenge's workspace.")
 
-    secret = secret_value_for(challenge=challenge)
+    secret = secret_value_for(challenge=challenge, end_user=end_user)
     standing = standing_for(
         challenge.scoring_strategy,
         elapsed_ms=elapsed_ms,

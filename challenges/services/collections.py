@@ -20,6 +20,7 @@ COLLECTION_FIELDS = (
     "instructions_md",
     "theme",
     "is_public",
+    "in_order",
     "scoring_strategy",
     "scoring_plugin_id",
     "scoring_entrypoint",

@@ -28,6 +28,7 @@ def challenge_evaluate(
     output: str,
     prompt: str = "",
     variables: dict[str, Any] | None = None,
+    end_user=None,
 ) -> Verdict:
     """Judge one output with the challenge's evaluator; nothing is recorded.
 
@@ -36,7 +37,7 @@ def challenge_evaluate(
     finds. `variables` (e.g. a Dify run's) reach only a custom evaluator, whitelisted and
     masked.
     """
-    secret = secret_value_for(challenge=challenge)
+    secret = secret_value_for(challenge=challenge, end_user=end_user)
     judged, echoed = _output_to_judge(output=output, prompt=prompt, secret=secret)
     verdict = _evaluate(challenge=challenge, output=judged, secret=secret, variables=variables)
     return _echo_explained(verdict, output=output, secret=secret, echoed=echoed)

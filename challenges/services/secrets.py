@@ -1,7 +1,11 @@
 """Secrets: write-only values a challenge names and the server fills in."""
 
+import base64
+import hashlib
+import hmac
 import re
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from challenges.models import Challenge, Secret
@@ -9,8 +13,35 @@ from challenges.validation import SECRET_PLACEHOLDER
 from core.errors import ApplicationError
 from players.models import Workspace
 
+# A per-player token carries 60 bits of HMAC output: two players share one only if the
+# HMAC collides, which a collection of any size will not see (SPEC §4c). A word list alone
+# cannot keep players apart, so a drawn word always gets an 8-character suffix (40 bits).
+_TOKEN_CHARS = 12
+_WORD_SUFFIX_CHARS = 8
 
-def secret_value_for(*, challenge: Challenge) -> str | None:
+
+def player_secret(*, challenge: Challenge, player_key: str) -> str:
+    """The secret of one player for a `secret_per_player` challenge, derived, never stored.
+
+    `player_key` is the EndUser's external_id (`account:<id>` for the web, the Dify user
+    for the bridge), so both paths give a player the same value.
+    """
+    message = f"phc-secret-per-player:{challenge.id}:{player_key}".encode()
+    digest = hmac.new(settings.SECRET_KEY.encode(), message, hashlib.sha256).digest()
+    token = base64.b32encode(digest).decode().rstrip("=")
+    words = [word.strip() for word in (challenge.secret_words or "").splitlines() if word.strip()]
+    if not words:
+        return token[:_TOKEN_CHARS]
+    word = words[int.from_bytes(digest[-4:], "big") % len(words)]
+    return f"{word}-{token[:_WORD_SUFFIX_CHARS]}"
+
+
+def secret_value_for(*, challenge: Challenge, end_user=None) -> str | None:
+    """The secret `{{secret}}` stands for; with `secret_per_player`, that player's own."""
+    if challenge.secret_per_player:
+        if end_user is None:
+            return None
+        return player_secret(challenge=challenge, player_key=end_user.external_id)
     if not challenge.secret_ref:
         return None
     # One call evaluates, redacts and records: look the value up once per loaded challenge.

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from challenges.models import Challenge
 from challenges.play import PROMPT_MAX_CHARS, target_config_for
+from challenges.services.defences import input_defence_fired, output_defence_fired_async
 from challenges.services.evaluation import challenge_evaluate_async
-from challenges.services.secrets import fill_secret, secret_value_for
+from challenges.services.secrets import fill_secret, player_secret, secret_value_for
 from core.errors import ApplicationError
 from judging.targets import TargetConfig, TargetError, complete_async
 
@@ -51,6 +52,8 @@ def try_it_prepare(*, challenge: Challenge, prompt: str) -> TryItPlan:
             fields={"prompt": [f"At most {PROMPT_MAX_CHARS} characters."]},
         )
     secret = secret_value_for(challenge=challenge)
+    if challenge.secret_per_player:
+        secret = player_secret(challenge=challenge, player_key=TRY_IT_USER)
     return TryItPlan(
         challenge=challenge,
         secret=secret,
@@ -59,16 +62,23 @@ def try_it_prepare(*, challenge: Challenge, prompt: str) -> TryItPlan:
     )
 
 
-def _defence_fired(*, plan: TryItPlan, prompt: str, reply: str | None) -> str | None:
-    """The hook for the challenge's defence layers (SPEC §4c: input filter before the
-    call, output guard and LLM check after it); none exist yet, so none fires. When they
-    land, call the same layer runner the play path uses and return the layer's name."""
-    return None
+async def _defence_fired(*, plan: TryItPlan, prompt: str, reply: str | None) -> str | None:
+    """The challenge's defence layers, as the play path runs them (SPEC §4c): the input
+    filter before the call, the output guard and LLM check after it. Names the layer that
+    fired, what it caught and the message the player would get."""
+    defences = plan.challenge.defences or []
+    if reply is None:
+        fired = input_defence_fired(defences=defences, prompt=prompt)
+    else:
+        fired = await output_defence_fired_async(defences=defences, reply=reply, secret=plan.secret)
+    if fired is None:
+        return None
+    return f"{fired.kind} caught {fired.caught}: {fired.message}"
 
 
 async def try_it_run(*, plan: TryItPlan, prompt: str) -> TryItResult:
     """Await the target and judge its reply; no database access, nothing recorded."""
-    fired = _defence_fired(plan=plan, prompt=prompt, reply=None)
+    fired = await _defence_fired(plan=plan, prompt=prompt, reply=None)
     if fired:
         return TryItResult("", fired, False, None, "", None, None)
     started = time.monotonic()
@@ -88,7 +98,7 @@ async def try_it_run(*, plan: TryItPlan, prompt: str) -> TryItResult:
             elapsed_ms=round((time.monotonic() - started) * 1000),
             error=f"The target model did not answer: {exc}",
         )
-    fired = _defence_fired(plan=plan, prompt=prompt, reply=reply.text)
+    fired = await _defence_fired(plan=plan, prompt=prompt, reply=reply.text)
     if fired:
         return TryItResult(reply.text, fired, False, None, "", reply.tokens_total, reply.elapsed_ms)
     try:

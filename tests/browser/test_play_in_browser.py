@@ -120,7 +120,10 @@ def test_it_lets_a_new_player_sign_up_confirm_lose_win_and_rank(
 
     result = page.inner_text("#play-result")
     assert "Challenge solved!" in result
-    assert "MOONLIGHT" not in page.content()
+    # The winner sees the win (SPEC §4c); the board and the stored history stay masked.
+    assert "MOONLIGHT" in page.inner_text("#play-result .reply-text")
+    assert "MOONLIGHT" not in page.inner_text("#leaderboard")
+    assert "MOONLIGHT" not in page.inner_text("#history")
     leaderboard = page.inner_text("#leaderboard")
     assert "Browser Tester" in leaderboard
     assert "(you)" in leaderboard

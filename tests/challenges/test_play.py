@@ -75,8 +75,7 @@ def test_it_records_a_win_ranks_it_and_never_shows_the_secret(player_api, guarde
     body = response.json()
     assert body["challenge_succeeded"] is True
     assert body["leaderboard_rank"] == 1
-    assert SECRET not in response.content.decode()
-    assert "[redacted]" in body["response"]
+    assert SECRET in body["response"]  # the winner sees the win (SPEC §4c)
     attempt = ChallengeAttempt.objects.get(id=body["attempt_id"])
     assert attempt.succeeded is True
     assert attempt.score == attempt.tokens_total == body["score"]
@@ -225,6 +224,6 @@ def test_it_returns_the_judges_rating_for_an_llm_judged_challenge(player_api, wo
     body = response.json()
     assert isinstance(body["judge_rating"], int)
     assert body["judge_feedback"]
-    assert SECRET not in response.content.decode()
+    assert SECRET not in body["judge_feedback"]
     attempt = ChallengeAttempt.objects.get(id=body["attempt_id"])
     assert attempt.judge_rating == body["judge_rating"]

@@ -1,0 +1,81 @@
+"""Levels (SPEC §4c): in an `in_order` collection a challenge opens when the one before
+it is solved. A solve is a LeaderboardEntry, which exists only for solved challenges."""
+
+import uuid
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from challenges.models import Challenge, CollectionItem, LeaderboardEntry
+from players.models import EndUser
+
+
+@dataclass(frozen=True)
+class LevelStep:
+    challenge: Challenge
+    collection_name: str
+
+
+def _steps_around(*, challenge: Challenge) -> tuple[list[LevelStep], list[LevelStep]]:
+    """The levels just before and just after the challenge, in each in-order collection."""
+    before, after = [], []
+    placements = CollectionItem.objects.filter(
+        challenge=challenge, collection__in_order=True, collection__is_public=True
+    ).select_related("collection")
+    for placement in placements:
+        siblings = (
+            CollectionItem.objects.filter(
+                collection_id=placement.collection_id, challenge__is_active=True
+            )
+            .select_related("challenge")
+            .order_by("position", "id")
+        )
+        ordered = [item.challenge for item in siblings]
+        if challenge not in ordered:
+            continue
+        index = ordered.index(challenge)
+        name = placement.collection.name
+        if index > 0:
+            before.append(LevelStep(ordered[index - 1], name))
+        if index + 1 < len(ordered):
+            after.append(LevelStep(ordered[index + 1], name))
+    return before, after
+
+
+def solved_challenge_ids(*, end_user: EndUser | None) -> set[uuid.UUID]:
+    if end_user is None:
+        return set()
+    return set(
+        LeaderboardEntry.objects.filter(end_user=end_user).values_list("challenge_id", flat=True)
+    )
+
+
+def solved_challenge_ids_of_account(*, account: AbstractBaseUser) -> set[uuid.UUID]:
+    """Every challenge the logged-in player has solved, in any workspace (one query)."""
+    if not account.is_authenticated:
+        return set()
+    return set(
+        LeaderboardEntry.objects.filter(end_user__account=account).values_list(
+            "challenge_id", flat=True
+        )
+    )
+
+
+def level_locked_reason(*, challenge: Challenge, end_user: EndUser | None) -> str | None:
+    """Why the player may not play this level yet, or None when it is open to them."""
+    before, _ = _steps_around(challenge=challenge)
+    if not before:
+        return None
+    solved = solved_challenge_ids(end_user=end_user)
+    for step in before:
+        if step.challenge.id not in solved:
+            return (
+                f"This level is locked: solve “{step.challenge.name}” first "
+                f"({step.collection_name} is played in order)."
+            )
+    return None
+
+
+def next_level(*, challenge: Challenge) -> Challenge | None:
+    _, after = _steps_around(challenge=challenge)
+    return after[0].challenge if after else None
