@@ -1,6 +1,9 @@
 """Playing a challenge: one prompt in, the target's reply judged and recorded."""
 
+import dataclasses
 import logging
+import math
+import time
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -222,6 +225,15 @@ def attempt_play(
     )
 
 
+def reply_with_wall_time(reply: TargetReply, *, started: float) -> TargetReply:
+    """The reply with the wall time measured around the target call when the target
+    reported none (or 0: the offline target answers in well under a millisecond)."""
+    if reply.elapsed_ms:
+        return reply
+    elapsed_ms = max(math.ceil((time.perf_counter() - started) * 1000), 1)
+    return dataclasses.replace(reply, elapsed_ms=elapsed_ms)
+
+
 def _in_flight_expiry_seconds() -> int:
     """Longer than any attempt can run: the target's and judge's timeouts with retries."""
     target = settings.TARGET_TIMEOUT_SECONDS * (settings.TARGET_MAX_RETRIES + 1)
@@ -268,6 +280,7 @@ async def attempt_play_async(
         _play_start, challenge=challenge, account=account, prompt=prompt, ip=ip
     )
     try:
+        started = time.perf_counter()
         try:
             reply = await complete_async(
                 system_prompt=plan.system_prompt,
@@ -277,6 +290,7 @@ async def attempt_play_async(
             )
         except TargetError as exc:
             raise _target_failed(challenge=challenge, error=exc) from None
+        reply = reply_with_wall_time(reply, started=started)
         verdict = await challenge_evaluate_async(
             challenge=challenge, secret=plan.secret, output=reply.text, prompt=prompt
         )

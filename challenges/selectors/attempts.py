@@ -34,9 +34,22 @@ def attempts_for_challenge(
 def attempts_of_player(
     *, challenge: Challenge, end_user: EndUser, limit: int
 ) -> list[ChallengeAttempt]:
-    """The player's latest attempts at the challenge, newest first, with their numbers only."""
+    """The player's latest attempts at the challenge, newest first: their numbers, and their
+    prompt and reply where kept (winning attempts always; failed ones when the challenge
+    keeps failed prompts). Stored text is masked, so nothing here leaks a secret."""
     return list(
         ChallengeAttempt.objects.filter(challenge=challenge, end_user=end_user)
-        .only("succeeded", "score", "judge_rating", "tokens_total", "elapsed_ms", "created_at")
+        .only(
+            "succeeded",
+            "score",
+            "judge_rating",
+            "tokens_total",
+            "elapsed_ms",
+            "created_at",
+            "prompt",
+            "prompt_length",
+            "response",
+            "response_length",
+        )
         .order_by("-created_at")[:limit]
     )
