@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from challenges.api import collections, play, web
+from challenges.api import collections, play, stream, web
 
 urlpatterns = [
     path("challenges", web.ChallengeListApi.as_view(), name="web-challenges"),
@@ -16,6 +16,11 @@ urlpatterns = [
         "challenges/<str:challenge_id>/attempts",
         play.AttemptCreateApi.as_view(),
         name="web-challenge-attempts",
+    ),
+    path(
+        "challenges/<str:challenge_id>/attempts/stream",
+        stream.AttemptStreamApi.as_view(),
+        name="web-challenge-attempts-stream",
     ),
     path(
         "challenge-collections",
