@@ -66,7 +66,13 @@
     fetch(window.location.href, { credentials: "same-origin" })
       .then(function (response) { return response.text(); })
       .then(function (html) {
-        var fresh = new DOMParser().parseFromString(html, "text/html").getElementById("history");
+        // Only the history section is parsed: the whole page's nonce'd style, parsed here,
+        // would be an inline style without this document's nonce (a CSP violation).
+        var start = html.indexOf('<section class="card history" id="history"');
+        var end = start === -1 ? -1 : html.indexOf("</section>", start);
+        if (end === -1) return;
+        var section = html.slice(start, end + "</section>".length);
+        var fresh = new DOMParser().parseFromString(section, "text/html").getElementById("history");
         var current = document.getElementById("history");
         if (fresh && current) current.replaceWith(document.importNode(fresh, true));
       })
