@@ -36,6 +36,8 @@
     box.appendChild(element("p", "reply-label", "Model reply"));
     var text = element("div", "reply-text reply-streaming");
     text.id = "streamed-reply";
+    // Keep the model's line breaks as it writes (CSSOM, which the CSP allows).
+    text.style.whiteSpace = "pre-wrap";
     box.appendChild(text);
     result.replaceChildren(box);
     return text;

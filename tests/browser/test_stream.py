@@ -139,7 +139,7 @@ def test_it_shows_the_streamed_reply_before_it_ends(chromium, slow_model):
         page.wait_for_selector(".verdict-loss")
         final = reply.text_content()
         # The history is fetched again once the attempt is recorded.
-        page.wait_for_selector("#history tr.history-text")
+        page.wait_for_selector("#history td.history-text")
         history = page.locator("#history").text_content()
         context.close()
 
