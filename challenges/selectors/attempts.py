@@ -31,6 +31,17 @@ def attempts_for_challenge(
     return attempts.order_by("-created_at", "id")
 
 
+def attempts_of_player_queryset(
+    *, challenge: Challenge, end_user: EndUser | None
+) -> QuerySet[ChallengeAttempt]:
+    """Every attempt of one player at the challenge, newest first (none without a player)."""
+    if end_user is None:
+        return ChallengeAttempt.objects.none()
+    return ChallengeAttempt.objects.filter(challenge=challenge, end_user=end_user).order_by(
+        "-created_at", "id"
+    )
+
+
 def attempts_of_player(
     *, challenge: Challenge, end_user: EndUser, limit: int
 ) -> list[ChallengeAttempt]:

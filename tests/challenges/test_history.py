@@ -7,6 +7,7 @@ from django.test import Client
 from challenges.models import ChallengeAttempt
 from challenges.services.challenges import challenge_update
 from challenges.services.secrets import secret_create
+from tests.conftest import client_for
 from tests.factories import make_challenge, make_player
 
 pytestmark = pytest.mark.django_db
@@ -99,3 +100,22 @@ def test_it_never_shows_one_players_prompts_to_another(player, guarded, workspac
 
     assert WINNING not in history
     assert "No attempt yet." in history
+
+
+def test_it_lists_the_players_own_attempts_in_the_web_api(player, guarded):
+    api = client_for(player)
+    url = f"/web/api/challenges/{guarded.id}/attempts"
+    api.post(url, {"prompt": FAILING}, format="json")
+    api.post(url, {"prompt": WINNING}, format="json")
+    someone_else = client_for(make_player(email="mallory@example.com"))
+
+    mine = api.get(url).json()
+    theirs = someone_else.get(url).json()
+
+    assert mine["count"] == 2
+    newest, oldest = mine["results"]
+    assert newest["prompt"] == WINNING and newest["succeeded"] is True
+    assert SECRET not in newest["response"]
+    assert newest["elapsed_ms"] >= 1
+    assert oldest["prompt"] == "" and oldest["prompt_length"] == len(FAILING)
+    assert theirs["count"] == 0
