@@ -6,6 +6,7 @@ import io
 import json
 
 import pytest
+from django.test import Client
 
 from challenges.services.attempts import attempt_record
 from challenges.services.challenges import challenge_update
@@ -91,3 +92,16 @@ def test_it_still_lists_json_by_default(creator_api, challenge):
 
     assert body["count"] == 1
     assert body["results"][0]["prompt"] == "Is it [redacted]?"
+
+
+def test_it_shows_kept_failed_prompts_masked_in_the_admin(creator, challenge):
+    client = Client()
+    client.force_login(creator)
+
+    listing = client.get("/admin/challenges/challengeattempt/").content.decode()
+
+    assert "Is it [redacted]?" in listing
+    assert SECRET not in listing
+    export = client.get("/admin/challenges/challengeattempt/export/")
+    rows = list(csv.DictReader(io.StringIO(_body(export))))
+    assert rows[0]["response"] == "I cannot say [redacted]."
