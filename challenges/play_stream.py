@@ -18,7 +18,9 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from challenges.models import Challenge, ChallengeAttempt
 from challenges.play import (
+    IN_FLIGHT_ATTEMPTS_PER_PLAYER,
     PlayResult,
+    _in_flight_expiry_seconds,
     _play_record,
     _play_start,
     _PlayPlan,
@@ -26,7 +28,7 @@ from challenges.play import (
     reply_with_wall_time,
 )
 from challenges.services.evaluation import attempt_custom_score_async, challenge_evaluate_async
-from core.ratelimit import InFlightClaim, in_flight_release
+from core.ratelimit import InFlightClaim, in_flight_claim, in_flight_release
 from core.redaction import redact_secrets
 from core.threads import run_orm
 from judging.targets import TargetError, TargetReply, complete_stream_async
@@ -38,7 +40,7 @@ class StartedPlay:
 
     challenge: Challenge
     plan: _PlayPlan
-    claim: InFlightClaim
+    account_key: str
     prompt: str
     source: str
 
@@ -52,12 +54,34 @@ async def attempt_play_stream_start(
     source: str = ChallengeAttempt.Source.WEB,
 ) -> StartedPlay:
     """Every check of a play (prompt, window, rate limits, in-flight cap) before streaming;
-    raises ApplicationError like `attempt_play_async`. `attempt_play_stream` releases the
-    claim."""
-    plan, claim = await run_orm(
-        _play_start, challenge=challenge, account=account, prompt=prompt, ip=ip
+    raises ApplicationError like `attempt_play_async`.
+
+    The in-flight place is given back at once and taken again when the stream is read: a
+    response nobody reads (a client gone before the first byte) then holds nothing.
+    """
+
+    def start() -> _PlayPlan:
+        plan, claim = _play_start(challenge=challenge, account=account, prompt=prompt, ip=ip)
+        in_flight_release(claim)
+        return plan
+
+    plan = await run_orm(start)
+    return StartedPlay(
+        challenge=challenge,
+        plan=plan,
+        account_key=str(account.pk),
+        prompt=prompt,
+        source=source,
     )
-    return StartedPlay(challenge=challenge, plan=plan, claim=claim, prompt=prompt, source=source)
+
+
+def _claim(started: StartedPlay) -> InFlightClaim:
+    return in_flight_claim(
+        scope="play",
+        key=started.account_key,
+        limit=IN_FLIGHT_ATTEMPTS_PER_PLAYER,
+        expiry_seconds=_in_flight_expiry_seconds(),
+    )
 
 
 class _MaskedText:
@@ -93,6 +117,7 @@ async def attempt_play_stream(*, started: StartedPlay) -> AsyncIterator[str | Pl
     plan, prompt = started.plan, started.prompt
     masked = _MaskedText(plan.secret)
     reply: TargetReply | None = None
+    claim = await run_orm(_claim, started)
     try:
         begun = time.perf_counter()
         try:
@@ -128,7 +153,7 @@ async def attempt_play_stream(*, started: StartedPlay) -> AsyncIterator[str | Pl
             elapsed_ms=reply.elapsed_ms,
         )
     finally:
-        await run_orm(in_flight_release, started.claim)
+        await run_orm(in_flight_release, claim)
     yield await run_orm(
         _play_record,
         plan=plan,

@@ -172,3 +172,19 @@ def test_it_never_streams_a_secret_split_across_chunks(workspace, fake_model):
     assert "S-W-O-R-D" not in body
     assert streamed.startswith("Fine: the password is [redacted]")
     assert events[-1][0] == "result"
+
+
+def test_it_holds_no_in_flight_place_for_a_stream_nobody_reads(guarded):
+    player = make_player()
+
+    async def scenario():
+        client = AsyncClient()
+        await client.aforce_login(player)
+        url = f"/web/api/challenges/{guarded.id}/attempts/stream"
+        for _ in range(3):
+            unread = await client.post(url, {"prompt": "hi"}, content_type="application/json")
+            assert unread.status_code == 200
+
+    asyncio.run(scenario())
+
+    assert stream(player, guarded, "hello")[0] == 200
