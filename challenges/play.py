@@ -311,3 +311,12 @@ async def attempt_play_async(
         custom_score=custom_score,
         source=source,
     )
+
+
+# The halves `attempt_play_async` is made of, shared with the streamed play
+# (challenges/play_stream.py), which checks, plans and records the same way.
+PlayPlan = _PlayPlan
+play_start = _play_start
+play_record = _play_record
+target_failed = _target_failed
+in_flight_expiry_seconds = _in_flight_expiry_seconds

@@ -19,13 +19,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from challenges.models import Challenge, ChallengeAttempt
 from challenges.play import (
     IN_FLIGHT_ATTEMPTS_PER_PLAYER,
+    PlayPlan,
     PlayResult,
-    _in_flight_expiry_seconds,
-    _play_record,
-    _play_start,
-    _PlayPlan,
-    _target_failed,
+    in_flight_expiry_seconds,
+    play_record,
+    play_start,
     reply_with_wall_time,
+    target_failed,
 )
 from challenges.services.evaluation import attempt_custom_score_async, challenge_evaluate_async
 from core.ratelimit import InFlightClaim, in_flight_claim, in_flight_release
@@ -39,7 +39,7 @@ class StartedPlay:
     """An attempt that passed its checks and holds an in-flight place."""
 
     challenge: Challenge
-    plan: _PlayPlan
+    plan: PlayPlan
     account_key: str
     prompt: str
     source: str
@@ -60,8 +60,8 @@ async def attempt_play_stream_start(
     response nobody reads (a client gone before the first byte) then holds nothing.
     """
 
-    def start() -> _PlayPlan:
-        plan, claim = _play_start(challenge=challenge, account=account, prompt=prompt, ip=ip)
+    def start() -> PlayPlan:
+        plan, claim = play_start(challenge=challenge, account=account, prompt=prompt, ip=ip)
         in_flight_release(claim)
         return plan
 
@@ -80,7 +80,7 @@ def _claim(started: StartedPlay) -> InFlightClaim:
         scope="play",
         key=started.account_key,
         limit=IN_FLIGHT_ATTEMPTS_PER_PLAYER,
-        expiry_seconds=_in_flight_expiry_seconds(),
+        expiry_seconds=in_flight_expiry_seconds(),
     )
 
 
@@ -134,9 +134,9 @@ async def attempt_play_stream(*, started: StartedPlay) -> AsyncIterator[str | Pl
                 if fresh:
                     yield fresh
         except TargetError as exc:
-            raise _target_failed(challenge=started.challenge, error=exc) from None
+            raise target_failed(challenge=started.challenge, error=exc) from None
         if reply is None:
-            raise _target_failed(
+            raise target_failed(
                 challenge=started.challenge, error=TargetError("The stream ended early.")
             )
         reply = reply_with_wall_time(reply, started=begun)
@@ -155,7 +155,7 @@ async def attempt_play_stream(*, started: StartedPlay) -> AsyncIterator[str | Pl
     finally:
         await run_orm(in_flight_release, claim)
     yield await run_orm(
-        _play_record,
+        play_record,
         plan=plan,
         prompt=prompt,
         reply=reply,
