@@ -293,7 +293,10 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
             ("Theme", {"classes": ("collapse",), "description": _THEME_HELP, "fields": ("theme",)}),
             (
                 "Advanced",
-                {"classes": ("collapse",), "fields": ("target_config", "mask_variables")},
+                {
+                    "classes": ("collapse",),
+                    "fields": ("target_config", "mask_variables", "keep_failed_prompts"),
+                },
             ),
         ]
         if obj is not None:
@@ -434,6 +437,7 @@ class ChallengeAttemptAdmin(WorkspaceScopedAdmin):
         "tokens_total",
         "elapsed_ms",
         "source",
+        "prompt_kept",
         "created_at",
     )
     list_filter = (
@@ -442,7 +446,7 @@ class ChallengeAttemptAdmin(WorkspaceScopedAdmin):
         "source",
         "created_at",
     )
-    search_fields = ("end_user__external_id",)
+    search_fields = ("end_user__external_id", "prompt")
     list_select_related = ("end_user", "challenge")
     actions = ("export_csv",)
     fields = (
@@ -473,6 +477,13 @@ class ChallengeAttemptAdmin(WorkspaceScopedAdmin):
     @admin.display(description="Player", ordering="end_user__external_id")
     def player(self, obj: ChallengeAttempt) -> str:
         return str(obj.end_user)
+
+    @admin.display(description="Prompt (kept, masked)")
+    def prompt_kept(self, obj: ChallengeAttempt) -> str:
+        # Winning attempts, and failed ones when the challenge keeps failed prompts.
+        if not obj.prompt:
+            return "—"
+        return obj.prompt if len(obj.prompt) <= 80 else obj.prompt[:79] + "…"
 
     @admin.display(description="Judge output (raw)")
     def judge_output(self, obj: ChallengeAttempt) -> str:

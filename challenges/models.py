@@ -132,6 +132,12 @@ class Challenge(models.Model):
     starts_at = models.DateTimeField(null=True, blank=True)
     ends_at = models.DateTimeField(null=True, blank=True)
     mask_variables = models.JSONField(default=list, blank=True)
+    # Failed attempts keep only a hash and length unless the creator asks for the text
+    # (masked) for research; the player then also sees it in their own history.
+    keep_failed_prompts = models.BooleanField(
+        default=False,
+        help_text="Keep failed attempts' prompts and replies (masked) for research and exports.",
+    )
 
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"

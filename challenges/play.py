@@ -1,6 +1,9 @@
 """Playing a challenge: one prompt in, the target's reply judged and recorded."""
 
+import dataclasses
 import logging
+import math
+import time
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -131,7 +134,7 @@ def _check_playable(*, challenge: Challenge, prompt: str) -> None:
 
 
 @dataclass(frozen=True)
-class _PlayPlan:
+class PlayPlan:
     """Everything the model call needs, read from the database before it starts."""
 
     challenge: Challenge
@@ -141,13 +144,13 @@ class _PlayPlan:
     target_config: TargetConfig
 
 
-def _play_plan(*, challenge: Challenge, account: AbstractBaseUser) -> _PlayPlan:
+def _play_plan(*, challenge: Challenge, account: AbstractBaseUser) -> PlayPlan:
     end_user = end_user_for_account(workspace=challenge.workspace, account=account)
     locked = level_locked_reason(challenge=challenge, end_user=end_user)
     if locked:
         raise ApplicationError(locked, code="level_locked", status=403)
     secret = secret_value_for(challenge=challenge, end_user=end_user)
-    return _PlayPlan(
+    return PlayPlan(
         challenge=challenge,
         end_user=end_user,
         secret=secret,
@@ -156,15 +159,15 @@ def _play_plan(*, challenge: Challenge, account: AbstractBaseUser) -> _PlayPlan:
     )
 
 
-def _target_failed(*, challenge: Challenge, error: TargetError) -> ApplicationError:
+def target_failed(*, challenge: Challenge, error: TargetError) -> ApplicationError:
     # The reason may name the endpoint; it is logged, the player gets a generic line.
     logger.warning("Target failed for challenge %s: %s", challenge.id, error)
     return ApplicationError(TARGET_FAILED_MESSAGE, code="target_unavailable", status=502)
 
 
-def _play_record(
+def play_record(
     *,
-    plan: _PlayPlan,
+    plan: PlayPlan,
     prompt: str,
     reply: TargetReply,
     verdict: Verdict,
@@ -218,8 +221,8 @@ def attempt_play(
     plan = _play_plan(challenge=challenge, account=account)
     defence = input_defence_fired(defences=challenge.defences, prompt=prompt)
     if defence:
-        reply, verdict = _refused(defence, reply=None)
-        return _play_record(
+        reply, verdict = refused_reply(defence, reply=None)
+        return play_record(
             plan=plan,
             prompt=prompt,
             reply=reply,
@@ -236,13 +239,13 @@ def attempt_play(
             config=plan.target_config,
         )
     except TargetError as exc:
-        raise _target_failed(challenge=challenge, error=exc) from None
+        raise target_failed(challenge=challenge, error=exc) from None
     defence = output_defence_fired(
         defences=challenge.defences, reply=reply.text, secret=plan.secret
     )
     if defence or challenge.answer_mode == Challenge.AnswerMode.GUESS:
-        reply, verdict = _refused(defence, reply=reply)
-        return _play_record(
+        reply, verdict = refused_reply(defence, reply=reply)
+        return play_record(
             plan=plan,
             prompt=prompt,
             reply=reply,
@@ -260,7 +263,7 @@ def attempt_play(
         tokens_total=reply.tokens_total,
         elapsed_ms=reply.elapsed_ms,
     )
-    return _play_record(
+    return play_record(
         plan=plan,
         prompt=prompt,
         reply=reply,
@@ -270,7 +273,16 @@ def attempt_play(
     )
 
 
-def _in_flight_expiry_seconds() -> int:
+def reply_with_wall_time(reply: TargetReply, *, started: float) -> TargetReply:
+    """The reply with the wall time measured around the target call when the target
+    reported none (or 0: the offline target answers in well under a millisecond)."""
+    if reply.elapsed_ms:
+        return reply
+    elapsed_ms = max(math.ceil((time.perf_counter() - started) * 1000), 1)
+    return dataclasses.replace(reply, elapsed_ms=elapsed_ms)
+
+
+def in_flight_expiry_seconds() -> int:
     """Longer than any attempt can run: the target's and judge's timeouts with retries."""
     target = settings.TARGET_TIMEOUT_SECONDS * (settings.TARGET_MAX_RETRIES + 1)
     # A judge may be asked twice (structured output, then plain JSON), each with retries.
@@ -279,15 +291,15 @@ def _in_flight_expiry_seconds() -> int:
     return int(target + judge + plugins) + 30
 
 
-def _play_start(
+def play_start(
     *, challenge: Challenge, account: AbstractBaseUser, prompt: str, ip: str
-) -> tuple[_PlayPlan, InFlightClaim]:
+) -> tuple[PlayPlan, InFlightClaim]:
     _check_playable(challenge=challenge, prompt=prompt)
     claim = in_flight_claim(
         scope="play",
         key=str(account.pk),
         limit=IN_FLIGHT_ATTEMPTS_PER_PLAYER,
-        expiry_seconds=_in_flight_expiry_seconds(),
+        expiry_seconds=in_flight_expiry_seconds(),
     )
     try:
         _check_rate_limits(challenge=challenge, account=account, ip=ip)
@@ -313,19 +325,19 @@ async def attempt_play_async(
     attempts waiting at once; more get a 429.
     """
     plan, claim = await run_orm(
-        _play_start, challenge=challenge, account=account, prompt=prompt, ip=ip
+        play_start, challenge=challenge, account=account, prompt=prompt, ip=ip
     )
     custom_score, defence = None, None
     try:
         defence = input_defence_fired(defences=challenge.defences, prompt=prompt)
         if defence:
-            reply, verdict = _refused(defence, reply=None)
+            reply, verdict = refused_reply(defence, reply=None)
         else:
             reply, verdict, defence, custom_score = await _ask_and_judge(plan=plan, prompt=prompt)
     finally:
         await run_orm(in_flight_release, claim)
     return await run_orm(
-        _play_record,
+        play_record,
         plan=plan,
         prompt=prompt,
         reply=reply,
@@ -337,9 +349,9 @@ async def attempt_play_async(
 
 
 async def _ask_and_judge(
-    *, plan: _PlayPlan, prompt: str
+    *, plan: PlayPlan, prompt: str
 ) -> tuple[TargetReply, Verdict, DefenceFired | None, float | None]:
-    challenge = plan.challenge
+    started = time.perf_counter()
     try:
         reply = await complete_async(
             system_prompt=plan.system_prompt,
@@ -348,13 +360,24 @@ async def _ask_and_judge(
             config=plan.target_config,
         )
     except TargetError as exc:
-        raise _target_failed(challenge=challenge, error=exc) from None
+        raise target_failed(challenge=plan.challenge, error=exc) from None
+    return await reply_judge(
+        plan=plan, prompt=prompt, reply=reply_with_wall_time(reply, started=started)
+    )
+
+
+async def reply_judge(
+    *, plan: PlayPlan, prompt: str, reply: TargetReply
+) -> tuple[TargetReply, Verdict, DefenceFired | None, float | None]:
+    """The output defences, then the evaluator and scorer, for a finished reply: (the reply
+    as it is recorded, the verdict, the defence that fired if any, the custom score)."""
+    challenge = plan.challenge
     defence = await output_defence_fired_async(
         defences=challenge.defences, reply=reply.text, secret=plan.secret
     )
     if defence or challenge.answer_mode == Challenge.AnswerMode.GUESS:
-        refused_reply, verdict = _refused(defence, reply=reply)
-        return refused_reply, verdict, defence, None
+        refused, verdict = refused_reply(defence, reply=reply)
+        return refused, verdict, defence, None
     verdict = await challenge_evaluate_async(
         challenge=challenge, secret=plan.secret, output=reply.text, prompt=prompt
     )
@@ -373,7 +396,7 @@ GUESS_MODE_FEEDBACK = (
 )
 
 
-def _refused(
+def refused_reply(
     defence: DefenceFired | None, *, reply: TargetReply | None
 ) -> tuple[TargetReply, Verdict]:
     """A failed attempt: the layer's message stands in for the reply (SPEC §4c), or, in
@@ -448,6 +471,10 @@ def attempt_guess(
     reply = TargetReply(
         text="", tokens_total=latest["tokens_total"], elapsed_ms=latest["elapsed_ms"]
     )
-    return _play_record(
+    return play_record(
         plan=plan, prompt="", reply=reply, verdict=verdict, custom_score=custom_score, source=source
     )
+
+
+# The halves `attempt_play_async` is made of, shared with the streamed play
+# (challenges/play_stream.py), which checks, plans and records the same way.

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from challenges.api import collections, play, web
+from challenges.api import collections, play, stream, web
 
 urlpatterns = [
     path("challenges", web.ChallengeListApi.as_view(), name="web-challenges"),
@@ -21,6 +21,11 @@ urlpatterns = [
         "challenges/<str:challenge_id>/guess",
         play.GuessCreateApi.as_view(),
         name="web-challenge-guess",
+    ),
+    path(
+        "challenges/<str:challenge_id>/attempts/stream",
+        stream.AttemptStreamApi.as_view(),
+        name="web-challenge-attempts-stream",
     ),
     path(
         "challenge-collections",

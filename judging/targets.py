@@ -2,19 +2,22 @@
 
 `complete()` sends the challenge's defence (its system prompt) and the player's prompt to
 the configured provider and returns the reply with its token count and duration;
-`complete_async()` does the same for async views. Every outside failure becomes
-`TargetError`; callers never see a provider's own exceptions.
+`complete_async()` does the same for async views, and `complete_stream_async()` yields the
+reply as the model writes it. Every outside failure becomes `TargetError`; callers never
+see a provider's own exceptions.
 """
 
+import asyncio
 import math
 import re
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 import openai
+from django.conf import settings
 
 from core.egress import refusal_in, url_refusal
 from core.threads import run_blocking
@@ -82,6 +85,29 @@ async def complete_async(
             _dify, system_prompt=system_prompt, prompt=prompt, user=user, config=config
         )
     raise TargetError(f"Unknown target provider '{config.provider}'.")
+
+
+async def complete_stream_async(
+    *, system_prompt: str, prompt: str, user: str, config: TargetConfig
+) -> AsyncIterator[str | TargetReply]:
+    """The reply as the model writes it: text chunks (str), then the whole `TargetReply`
+    with its usage as the last item. Targets that cannot stream give one chunk."""
+    if config.provider == "offline":
+        async for piece in _offline_stream(system_prompt=system_prompt, prompt=prompt):
+            yield piece
+        return
+    if config.provider == "openai":
+        async for piece in _openai_stream(
+            system_prompt=system_prompt, prompt=prompt, user=user, config=config
+        ):
+            yield piece
+        return
+    reply = await complete_async(
+        system_prompt=system_prompt, prompt=prompt, user=user, config=config
+    )
+    if reply.text:
+        yield reply.text
+    yield reply
 
 
 def rough_token_count(text: str) -> int:
@@ -336,6 +362,21 @@ def _offline(*, system_prompt: str, prompt: str) -> TargetReply:
     return TargetReply(text=text, tokens_total=tokens, elapsed_ms=_elapsed_ms(started))
 
 
+_STREAM_PIECE = re.compile(r"\S+\s*|\s+")
+
+
+async def _offline_stream(*, system_prompt: str, prompt: str) -> AsyncIterator[str | TargetReply]:
+    # Word by word with a short pause, as a model writes; tests may slow it down.
+    started = time.monotonic()
+    pause = float(getattr(settings, "OFFLINE_STREAM_PAUSE_SECONDS", 0.01))
+    text = offline_answer(system_prompt=system_prompt, prompt=prompt)
+    for piece in _STREAM_PIECE.findall(text):
+        await asyncio.sleep(pause)
+        yield piece
+    tokens = rough_token_count(system_prompt) + rough_token_count(prompt) + rough_token_count(text)
+    yield TargetReply(text=text, tokens_total=tokens, elapsed_ms=_elapsed_ms(started))
+
+
 def _elapsed_ms(started: float) -> int:
     return max(int((time.monotonic() - started) * 1000), 0)
 
@@ -375,6 +416,40 @@ async def _openai_async(
     except openai.OpenAIError as exc:
         raise TargetError(f"OpenAI-compatible endpoint failed: {type(exc).__name__}") from exc
     return _openai_reply(completion, elapsed=_elapsed_ms(started))
+
+
+async def _openai_stream(
+    *, system_prompt: str, prompt: str, user: str, config: TargetConfig
+) -> AsyncIterator[str | TargetReply]:
+    request = _openai_request(system_prompt=system_prompt, prompt=prompt, user=user, config=config)
+    client = async_openai_client(
+        base_url=config.base_url,
+        api_key=config.api_key,
+        timeout=config.timeout_seconds,
+        max_retries=config.max_retries,
+    )
+    started = time.monotonic()
+    parts: list[str] = []
+    tokens = None
+    try:
+        stream = await client.chat.completions.create(
+            **request, stream=True, stream_options={"include_usage": True}
+        )
+        async with stream:
+            async for event in stream:
+                usage = getattr(event, "usage", None)
+                if usage is not None and usage.total_tokens is not None:
+                    tokens = usage.total_tokens
+                if not event.choices:
+                    continue
+                delta = event.choices[0].delta
+                text = getattr(delta, "content", None) if delta is not None else None
+                if text:
+                    parts.append(text)
+                    yield text
+    except openai.OpenAIError as exc:
+        raise TargetError(f"OpenAI-compatible endpoint failed: {type(exc).__name__}") from exc
+    yield TargetReply(text="".join(parts), tokens_total=tokens, elapsed_ms=_elapsed_ms(started))
 
 
 def _openai_request(*, system_prompt: str, prompt: str, user: str, config: TargetConfig) -> dict:

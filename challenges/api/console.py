@@ -4,6 +4,7 @@ from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.permissions import IsAuthenticated
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -15,7 +16,12 @@ from challenges.api.serializers import (
     SecretOutputSerializer,
     SecretUpdateSerializer,
 )
-from challenges.exports import attempts_csv_response
+from challenges.exports import (
+    CsvExportRenderer,
+    JsonlExportRenderer,
+    attempts_csv_response,
+    attempts_jsonl_response,
+)
 from challenges.models import Challenge, Secret
 from challenges.selectors.attempts import attempts_for_challenge
 from challenges.selectors.challenges import challenges_for_creator
@@ -125,6 +131,17 @@ def _optional_datetime(raw: str | None, name: str):
 
 
 class ChallengeAttemptListApi(ConsoleApi):
+    # `Accept: text/csv` or `application/x-ndjson` asks for an export as `?format=` does.
+    renderer_classes = [JSONRenderer, CsvExportRenderer, JsonlExportRenderer]
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        renderer = getattr(request, "accepted_renderer", None)
+        if isinstance(response, Response) and renderer and renderer.format != "json":
+            # Errors (and anything not streamed) answer as JSON whatever was accepted.
+            request.accepted_renderer = JSONRenderer()
+            request.accepted_media_type = JSONRenderer.media_type
+        return super().finalize_response(request, response, *args, **kwargs)
+
     @extend_schema(
         parameters=[
             OpenApiParameter("succeeded", bool),
@@ -132,7 +149,7 @@ class ChallengeAttemptListApi(ConsoleApi):
             OpenApiParameter("end_user", str),
             OpenApiParameter("since", str, description="ISO 8601"),
             OpenApiParameter("until", str, description="ISO 8601"),
-            OpenApiParameter("format", str, enum=["json", "csv"]),
+            OpenApiParameter("format", str, enum=["json", "csv", "jsonl"]),
         ],
         responses=AttemptOutputSerializer(many=True),
     )
@@ -153,12 +170,14 @@ class ChallengeAttemptListApi(ConsoleApi):
             since=_optional_datetime(params.get("since"), "since"),
             until=_optional_datetime(params.get("until"), "until"),
         )
-        export = params.get("format", "json")
+        export = params.get("format") or request.accepted_renderer.format
         if export == "csv":
             return attempts_csv_response(attempts, filename=f"attempts-{challenge.slug}")
+        if export == "jsonl":
+            return attempts_jsonl_response(attempts, filename=f"attempts-{challenge.slug}")
         if export != "json":
             raise ApplicationError(
-                "'format' must be json or csv.", fields={"format": ["json or csv"]}
+                "'format' must be json, csv or jsonl.", fields={"format": ["json, csv or jsonl"]}
             )
         return paginated_response(request, self, attempts, AttemptOutputSerializer)
 

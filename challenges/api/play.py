@@ -8,11 +8,13 @@ from rest_framework.response import Response
 from challenges.api.serializers import StrictSerializer
 from challenges.models import ChallengeAttempt
 from challenges.play import ANSWER_MAX_CHARS, PROMPT_MAX_CHARS, attempt_guess, attempt_play_async
+from challenges.selectors.attempts import attempts_of_player_queryset
 from challenges.selectors.challenges import challenges_to_play
-from core.api import object_or_404
+from core.api import object_or_404, paginated_response
 from core.async_api import AsyncApiView
 from core.ratelimit import client_ip
 from core.threads import run_orm
+from players.selectors import end_user_of_account
 
 
 class AttemptCreateApi(AsyncApiView):
@@ -45,6 +47,35 @@ class AttemptCreateApi(AsyncApiView):
             source=ChallengeAttempt.Source.API,
         )
         return Response(self.OutputSerializer(result).data, status=status.HTTP_201_CREATED)
+
+    class HistorySerializer(serializers.ModelSerializer):
+        class Meta:
+            model = ChallengeAttempt
+            fields = (
+                "id",
+                "created_at",
+                "succeeded",
+                "score",
+                "judge_rating",
+                "tokens_total",
+                "elapsed_ms",
+                "source",
+                "prompt",
+                "prompt_length",
+                "response",
+                "response_length",
+            )
+
+    @extend_schema(responses={200: HistorySerializer(many=True)})
+    async def get(self, request, challenge_id):
+        """The caller's own attempts, newest first: prompt and reply where kept (masked)."""
+        return await run_orm(self._history, request, challenge_id)
+
+    def _history(self, request, challenge_id):
+        challenge = object_or_404(challenges_to_play(), challenge_id)
+        end_user = end_user_of_account(workspace_id=challenge.workspace_id, account=request.user)
+        attempts = attempts_of_player_queryset(challenge=challenge, end_user=end_user)
+        return paginated_response(request, self, attempts, self.HistorySerializer)
 
 
 class GuessCreateApi(AsyncApiView):

@@ -55,6 +55,7 @@ class ChallengeInputSerializer(StrictSerializer):
     mask_variables = serializers.ListField(
         child=serializers.CharField(max_length=100), required=False, max_length=100
     )
+    keep_failed_prompts = serializers.BooleanField(required=False)
 
 
 class ChallengeOutputSerializer(serializers.ModelSerializer):

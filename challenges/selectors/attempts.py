@@ -31,12 +31,36 @@ def attempts_for_challenge(
     return attempts.order_by("-created_at", "id")
 
 
+def attempts_of_player_queryset(
+    *, challenge: Challenge, end_user: EndUser | None
+) -> QuerySet[ChallengeAttempt]:
+    """Every attempt of one player at the challenge, newest first (none without a player)."""
+    if end_user is None:
+        return ChallengeAttempt.objects.none()
+    return ChallengeAttempt.objects.filter(challenge=challenge, end_user=end_user).order_by(
+        "-created_at", "id"
+    )
+
+
 def attempts_of_player(
     *, challenge: Challenge, end_user: EndUser, limit: int
 ) -> list[ChallengeAttempt]:
-    """The player's latest attempts at the challenge, newest first, with their numbers only."""
+    """The player's latest attempts at the challenge, newest first: their numbers, and their
+    prompt and reply where kept (winning attempts always; failed ones when the challenge
+    keeps failed prompts). Stored text is masked, so nothing here leaks a secret."""
     return list(
         ChallengeAttempt.objects.filter(challenge=challenge, end_user=end_user)
-        .only("succeeded", "score", "judge_rating", "tokens_total", "elapsed_ms", "created_at")
+        .only(
+            "succeeded",
+            "score",
+            "judge_rating",
+            "tokens_total",
+            "elapsed_ms",
+            "created_at",
+            "prompt",
+            "prompt_length",
+            "response",
+            "response_length",
+        )
         .order_by("-created_at")[:limit]
     )

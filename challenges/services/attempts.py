@@ -75,7 +75,7 @@ def attempt_record(
         source=source,
         idempotency_key=idempotency_key or None,
     )
-    if verdict.passed:
+    if verdict.passed or challenge.keep_failed_prompts:
         attempt.prompt = redact_secrets(prompt, [secret])
         attempt.response = redact_secrets(response, [secret])
     try:

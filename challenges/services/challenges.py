@@ -46,6 +46,7 @@ CHALLENGE_FIELDS = (
     "starts_at",
     "ends_at",
     "mask_variables",
+    "keep_failed_prompts",
 )
 # The task is named, not imported: its module imports this one (challenges/apps.py loads it).
 LEADERBOARD_REBUILD_TASK = "challenges.tasks.leaderboard_rebuild_task"

@@ -15,6 +15,10 @@ class Reply:
     content: str | None = None  # the assistant message's text
     body: str | None = None  # a raw body instead of a completion
     delay: float = 0.0
+    # Streamed requests (`"stream": true`): the content in pieces of this many characters,
+    # with this pause before each.
+    chunk_chars: int = 4
+    chunk_delay: float = 0.0
 
 
 def verdict(**fields: Any) -> Reply:
@@ -46,6 +50,21 @@ def completion(content: str, model: str) -> dict:
     }
 
 
+def completion_chunks(content: str, model: str, chunk_chars: int) -> list[dict]:
+    """The server-sent chunks of a streamed completion, the usage last (include_usage)."""
+    base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": model}
+    base["created"] = int(time.time())
+    pieces = [content[i : i + chunk_chars] for i in range(0, len(content), chunk_chars)]
+    chunks = [
+        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": piece}}]}
+        for piece in pieces
+    ]
+    chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    usage = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
+    chunks.append({**base, "choices": [], "usage": usage})
+    return chunks
+
+
 def serve() -> tuple[FakeOpenAI, ThreadingHTTPServer]:
     fake = FakeOpenAI(url="")
 
@@ -66,6 +85,9 @@ def serve() -> tuple[FakeOpenAI, ThreadingHTTPServer]:
             reply = fake.answer(request)
             if reply.delay:
                 time.sleep(reply.delay)
+            if request.get("stream") and reply.status == 200 and reply.body is None:
+                self._stream(reply, request.get("model", ""))
+                return
             if reply.body is not None:
                 body = reply.body
             elif reply.status == 200:
@@ -81,6 +103,23 @@ def serve() -> tuple[FakeOpenAI, ThreadingHTTPServer]:
                 self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):
                 pass
+
+        def _stream(self, reply: Reply, model: str) -> None:
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                for chunk in completion_chunks(reply.content or "", model, reply.chunk_chars):
+                    if reply.chunk_delay and chunk["choices"]:
+                        time.sleep(reply.chunk_delay)
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self.wfile.flush()
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True

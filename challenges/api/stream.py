@@ -1,0 +1,118 @@
+"""The attempts endpoint with the reply streamed as Server-Sent Events (SPEC §4c).
+
+`POST /web/api/challenges/{id}/attempts/stream` `{prompt}` takes the same checks and rate
+limits as `.../attempts`; refusals before the model is asked are plain JSON errors. Then
+`text/event-stream`: `chunk` events `{"text"}` as the model writes (masked), then one
+`result` event with the attempts endpoint's JSON, or one `error` event with the error shape.
+"""
+
+import json
+import logging
+from collections.abc import AsyncIterator
+
+from django.http import StreamingHttpResponse
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.response import Response
+
+from challenges.api.play import AttemptCreateApi
+from challenges.models import ChallengeAttempt
+from challenges.play import PlayResult
+from challenges.play_stream import StartedPlay, attempt_play_stream, attempt_play_stream_start
+from challenges.selectors.challenges import challenges_to_play
+from challenges.selectors.levels import next_level
+from core.api import object_or_404
+from core.async_api import AsyncApiView
+from core.errors import ApplicationError
+from core.ratelimit import client_ip
+from core.threads import run_orm
+
+logger = logging.getLogger(__name__)
+
+EVENT_STREAM = "text/event-stream"
+
+
+class EventStreamRenderer(BaseRenderer):
+    """Lets `Accept: text/event-stream` reach the view; errors are switched back to JSON."""
+
+    media_type = EVENT_STREAM
+    format = "sse"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        return json.dumps(data).encode()
+
+
+def server_sent_event(event: str, data: dict) -> str:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n"
+
+
+def _error_event(exc: ApplicationError) -> str:
+    body = {"code": exc.code, "message": exc.message, "fields": exc.fields}
+    return server_sent_event("error", {"error": body, "status": exc.status})
+
+
+def _next_level_url(challenge) -> str | None:
+    level = next_level(challenge=challenge)
+    return reverse("challenge-page", args=[level.slug]) if level else None
+
+
+async def _events(started: StartedPlay) -> AsyncIterator[str]:
+    # A comment first, so proxies and the browser see the stream open at once.
+    yield ": the model is writing\n\n"
+    try:
+        async for piece in attempt_play_stream(started=started):
+            if isinstance(piece, PlayResult):
+                data = dict(AttemptCreateApi.OutputSerializer(piece).data)
+                # The page offers the next level after a win, as its form-post answer does.
+                data["next_level_url"] = (
+                    await run_orm(_next_level_url, started.challenge)
+                    if piece.challenge_succeeded
+                    else None
+                )
+                yield server_sent_event("result", data)
+            else:
+                yield server_sent_event("chunk", {"text": piece})
+    except ApplicationError as exc:
+        yield _error_event(exc)
+    except Exception:
+        logger.exception("Streamed attempt failed for challenge %s", started.challenge.id)
+        yield _error_event(
+            ApplicationError("Something went wrong.", code="server_error", status=500)
+        )
+
+
+class AttemptStreamApi(AsyncApiView):
+    permission_classes = [IsAuthenticated]
+    renderer_classes = [JSONRenderer, EventStreamRenderer]
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        renderer = getattr(request, "accepted_renderer", None)
+        if isinstance(response, Response) and renderer and renderer.format != "json":
+            request.accepted_renderer = JSONRenderer()
+            request.accepted_media_type = JSONRenderer.media_type
+        return super().finalize_response(request, response, *args, **kwargs)
+
+    @extend_schema(
+        request=AttemptCreateApi.InputSerializer,
+        responses={200: OpenApiResponse(description="text/event-stream: chunk…, result")},
+    )
+    async def post(self, request, challenge_id):
+        challenge = await run_orm(object_or_404, challenges_to_play(), challenge_id)
+        serializer = AttemptCreateApi.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        started = await attempt_play_stream_start(
+            challenge=challenge,
+            account=request.user,
+            prompt=serializer.validated_data["prompt"],
+            ip=client_ip(request),
+            # The page's play box streams with the session; scripts come with a token.
+            source=ChallengeAttempt.Source.WEB
+            if request.auth is None
+            else ChallengeAttempt.Source.API,
+        )
+        response = StreamingHttpResponse(_events(started), content_type=EVENT_STREAM)
+        response["Cache-Control"] = "no-cache"
+        response["X-Accel-Buffering"] = "no"
+        return response
