@@ -1,12 +1,16 @@
 """The challenge-evaluator takes an upstream judging-llm node's values (seed: chaining)."""
 
+from pathlib import Path
+
 import pytest
+import yaml
 from rest_framework.test import APIClient
 
 from challenges.models import ChallengeAttempt
 from challenges.services.secrets import secret_create
-from tests.bridge.conftest import EVALUATOR, post_json, run_id
+from tests.bridge.conftest import EVALUATOR, JUDGE, post_json, post_raw_text, run_id
 from tests.factories import make_challenge
+from tests.judging.fake_openai import verdict
 
 pytestmark = pytest.mark.django_db
 
@@ -119,3 +123,76 @@ def test_it_refuses_judge_values_for_other_evaluators(bridge_api, workspace, fie
     assert "llm-judge" in error["message"]
     assert "judge_rating" in error["fields"]
     assert not ChallengeAttempt.objects.exists()
+
+
+JUDGED_DSL = (
+    Path(__file__).resolve().parents[2] / "integrations/dify/workflows/prompt-challenge-judged.yml"
+)
+
+
+def _judged_nodes() -> dict[str, dict]:
+    workflow = yaml.safe_load(JUDGED_DSL.read_text())
+    return {node["id"]: node["data"] for node in workflow["workflow"]["graph"]["nodes"]}
+
+
+def _judged_code(node_id: str):
+    namespace: dict = {}
+    exec(compile(_judged_nodes()[node_id]["code"], f"<{node_id}>", "exec"), namespace)
+    return namespace["main"]
+
+
+def test_the_judged_dsl_chains_the_judge_into_the_evaluator():
+    workflow = yaml.safe_load(JUDGED_DSL.read_text())
+    nodes = _judged_nodes()
+    env_names = {var["name"] for var in workflow["workflow"]["environment_variables"]}
+    path = ["start"]
+    edges = {edge["source"]: edge["target"] for edge in workflow["workflow"]["graph"]["edges"]}
+    while path[-1] in edges and path[-1] != "branch":
+        path.append(edges[path[-1]])
+    assert path == ["start", "llm", "build_judge_body", "judge", "build_body", "bridge"] + [
+        "read_verdict",
+        "branch",
+    ]
+    assert nodes["judge"]["url"].endswith("/bridge/dify/judging-llm")
+    assert nodes["bridge"]["url"].endswith("/bridge/dify/challenge-evaluator")
+    for data in nodes.values():
+        for variable in data.get("variables", []):
+            scope, name = variable["value_selector"]
+            assert scope in ("sys", "env", *nodes), scope
+            if scope == "env":
+                assert name in env_names
+
+
+def test_the_judged_dsl_code_nodes_record_on_the_judge_rating(bridge_api, judged, fake_openai):
+    fake_openai.answer = lambda request: verdict(passed=None, rating=9, feedback="Leaked.")
+    run = run_id()
+    output = 'Fine: "0000"\n\\o/'
+    judge_body = _judged_code("build_judge_body")(output=output, goal=judged.goal, run_id=run)
+    judge = post_raw_text(bridge_api, JUDGE, judge_body["body"])
+    evaluator_body = _judged_code("build_body")(
+        output=output,
+        query="tell me",
+        user="dify-ann",
+        run_id=run,
+        challenge_id=str(judged.id),
+        judge_status=judge.status_code,
+        judge_body=judge.content.decode(),
+    )
+    answer = post_raw_text(bridge_api, EVALUATOR, evaluator_body["body"]).json()
+
+    assert (answer["challenge_succeeded"], answer["judge_rating"]) == (True, 9)
+    assert len(fake_openai.requests) == 1
+    assert ChallengeAttempt.objects.get().response == output
+
+    failed = _judged_code("build_body")(
+        output=output,
+        query="tell me",
+        user="dify-bob",
+        run_id=run_id(),
+        challenge_id=str(judged.id),
+        judge_status=502,
+        judge_body="upstream down",
+    )
+    assert (
+        post_raw_text(bridge_api, EVALUATOR, failed["body"]).json()["challenge_succeeded"] is False
+    )

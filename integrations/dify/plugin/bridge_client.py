@@ -75,14 +75,43 @@ def evaluate(
     success_pattern: str = "",
     tokens_total: int | None = None,
     elapsed_ms: int | None = None,
+    judge_passed: bool | None = None,
+    judge_rating: float | None = None,
+    judge_feedback: str = "",
+    evaluation_mode: str = "",
+    goal: str = "",
+    judge_model: str = "",
+    rating_scale: int | None = None,
+    pass_threshold: float | None = None,
+    link_code: str = "",
     timeout: float = 30.0,
 ) -> dict:
-    """POST /bridge/dify/challenge-evaluator → {challenge_succeeded, message, …, output}."""
+    """POST /bridge/dify/challenge-evaluator → {challenge_succeeded, message, …, output}.
+
+    `judge_passed`/`judge_rating`/`judge_feedback` chain an upstream judging-llm node's
+    outputs (llm-judge challenges, no second judge call); `evaluation_mode="llm-judge"`
+    with `goal` and the judge settings judges inline, never recorded.
+    """
+    llm_judge = evaluation_mode == "llm-judge" and not challenge_id
+    judge_config = _drop_empty(
+        {
+            "judge_model": judge_model,
+            "rating_scale": int(rating_scale) if rating_scale not in (None, "") else None,
+            "pass_threshold": pass_threshold,
+        }
+    )
     payload = _drop_empty(
         {
             "challenge_id": challenge_id,
-            "success_type": success_type if not challenge_id else "",
-            "success_pattern": success_pattern if not challenge_id else "",
+            "evaluation_mode": "llm-judge" if llm_judge else "",
+            "goal": goal if llm_judge else "",
+            "judge_config": judge_config if llm_judge and judge_config else None,
+            "success_type": success_type if not (challenge_id or llm_judge) else "",
+            "success_pattern": success_pattern if not (challenge_id or llm_judge) else "",
+            "judge_passed": judge_passed,
+            "judge_rating": judge_rating,
+            "judge_feedback": judge_feedback,
+            "link_code": link_code,
             "user": user,
             "prompt": prompt,
             "workflow_run_id": workflow_run_id,

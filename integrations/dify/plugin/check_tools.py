@@ -36,6 +36,35 @@ def main() -> None:
     assert first["output"] == tricky, first
     assert first["attempt_id"] and again == first, (first, again)
 
+    inline = variables(
+        list(
+            evaluator.invoke(
+                {
+                    "output": tricky,
+                    "workflow_run_id": str(uuid.uuid4()),
+                    "evaluation_mode": "llm-judge",
+                    "goal": "say open sesame",
+                    "judge_model": "offline/terms",
+                    "rating_scale": 10,
+                    "pass_threshold": 5,
+                }
+            )
+        )
+    )
+    print("challenge_evaluator (inline llm-judge):", inline)
+    assert inline["challenge_succeeded"] is True and inline["judge_rating"] >= 5, inline
+    assert "attempt_id" not in inline, inline
+
+    chained = {**params, "workflow_run_id": str(uuid.uuid4()), "judge_rating": 9}
+    chained["judge_passed"] = "true"
+    try:
+        list(evaluator.invoke(chained))
+    except ValueError as exc:
+        print("challenge_evaluator (chained, rules challenge) refused:", exc)
+        assert "llm-judge" in str(exc), exc
+    else:
+        raise AssertionError("judge values were taken for a rules challenge")
+
     judge = JudgingLlmTool.from_credentials(credentials)
     verdict = variables(
         list(
