@@ -9,8 +9,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from players import auth_flows
+from players.link_codes import end_user_unlink, link_code_create
 from players.models import ApiToken
-from players.selectors import profile_for_account
+from players.selectors import (
+    linked_identities_for_account,
+    profile_for_account,
+    workspace_for_linking,
+)
 from players.services import profile_update, token_issue, token_revoke
 
 _PASSWORD_MAX = 200
@@ -172,3 +177,54 @@ class MeProfileApi(APIView):
         data.is_valid(raise_exception=True)
         profile_update(account=request.user, **data.validated_data)
         return Response(player_data(request.user))
+
+
+class LinkCodeOutputSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    expires_at = serializers.DateTimeField()
+    workspace = serializers.CharField(source="workspace.slug")
+
+
+class LinkedIdentityOutputSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    workspace = serializers.CharField(source="workspace.slug")
+    dify_user = serializers.CharField(source="external_id")
+    linked_at = serializers.DateTimeField()
+
+
+class MeLinkCodesApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    class LinkCodeInputSerializer(serializers.Serializer):
+        workspace = serializers.CharField(max_length=100, required=False, allow_blank=True)
+
+    @extend_schema(request=LinkCodeInputSerializer, responses={201: LinkCodeOutputSerializer})
+    def post(self, request):
+        data = self.LinkCodeInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        workspace = workspace_for_linking(requested=data.validated_data.get("workspace", ""))
+        issued = link_code_create(account=request.user, workspace=workspace)
+        # Shown once: only the code's hash is kept.
+        return Response(
+            LinkCodeOutputSerializer(issued).data,
+            status=status.HTTP_201_CREATED,
+            headers={"Cache-Control": "no-store"},
+        )
+
+
+class MeLinksApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=LinkedIdentityOutputSerializer(many=True))
+    def get(self, request):
+        linked = linked_identities_for_account(account=request.user)
+        return Response(LinkedIdentityOutputSerializer(linked, many=True).data)
+
+
+class MeLinkApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={204: None})
+    def delete(self, request, end_user_id: str):
+        end_user_unlink(account=request.user, end_user_id=end_user_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -122,6 +122,12 @@ class ChallengeEvaluatorInputSerializer(StrictSerializer):
         required=False, allow_blank=True, allow_null=True, trim_whitespace=False, max_length=20_000
     )
     judge_raw = serializers.JSONField(required=False, allow_null=True)
+    link_code = serializers.CharField(
+        max_length=40,
+        required=False,
+        allow_blank=True,
+        help_text="A player's one-time code: links this 'user' to their site account",
+    )
 
     def validate(self, data: dict) -> dict:
         data["judgement"] = _chained_judgement(data)
@@ -225,6 +231,7 @@ class ChallengeEvaluatorApi(BridgeApi):
             mask_variables=data.get("mask_variables") or [],
             judging=data["judging"],
             judgement=data["judgement"],
+            link_code=data.get("link_code", ""),
         )
         return self.answer(result)
 

@@ -32,8 +32,12 @@ from judging.judge_config import judge_config_parse
 from judging.llm_judge import judge_with_llm, judge_with_llm_async
 from judging.rules import PatternError, compile_pattern, evaluate_rule
 from judging.verdicts import Verdict
+from players.link_codes import (
+    end_user_for_recording,
+    end_user_link_by_code,
+    player_for_external_id,
+)
 from players.models import EndUser
-from players.services import end_user_for_external_id
 
 logger = logging.getLogger(__name__)
 
@@ -187,6 +191,15 @@ async def _inline_judge_call_async(*, judging: InlineJudging, output: str) -> Ve
         raise ApplicationError(str(exc), code="invalid") from None
 
 
+def _link_dify_user(*, key: BridgeKey, user: str, link_code: str) -> None:
+    if not user:
+        raise ApplicationError(
+            "A link code links the Dify 'user' it is sent with; send 'user' too.",
+            fields={"user": ["Required with link_code."]},
+        )
+    end_user_link_by_code(workspace=key.workspace, external_id=user, code=link_code)
+
+
 def _refuse_chained_for(challenge: Challenge) -> None:
     if challenge.evaluator_type != Challenge.EvaluatorType.LLM_JUDGE:
         raise ApplicationError(
@@ -299,6 +312,7 @@ def _evaluation_start(
     mask_variables: list[str] | None,
     judging: InlineJudging | None = None,
     judgement: ChainedJudgement | None = None,
+    link_code: str = "",
 ) -> BridgeAnswer | _EvaluationPlan | _InlineJudgePlan:
     """A finished answer (a replay, or an inline rule) or the plan for judging."""
     workspace_id = key.workspace_id
@@ -307,6 +321,8 @@ def _evaluation_start(
     )
     if stored is not None:
         return BridgeAnswer(stored, replayed=True)
+    if link_code:
+        _link_dify_user(key=key, user=user, link_code=link_code)
 
     if not challenge_ref:
         hidden = _masked_values(variables, list(mask_variables or []))
@@ -347,7 +363,7 @@ def _evaluation_start(
             raise ApplicationError(
                 "This challenge is not open for attempts.", code="challenge_closed", status=409
             )
-        end_user = end_user_for_external_id(workspace=key.workspace, external_id=user)
+        end_user = player_for_external_id(workspace=key.workspace, external_id=user)
         rate_limit_hit(
             scope="bridge-player",
             key=f"{challenge.id}:{end_user.id}",
@@ -380,7 +396,7 @@ def _evaluation_finish(
     def record() -> ChallengeAttempt:
         return attempt_record(
             challenge=plan.challenge,
-            end_user=plan.end_user,
+            end_user=end_user_for_recording(end_user=plan.end_user),
             verdict=verdict,
             prompt=redact_secrets(prompt, plan.hidden),
             response=redact_secrets(output, plan.hidden),
@@ -419,6 +435,7 @@ def bridge_challenge_evaluate(
     mask_variables: list[str] | None = None,
     judging: InlineJudging | None = None,
     judgement: ChainedJudgement | None = None,
+    link_code: str = "",
 ) -> BridgeAnswer:
     """Evaluate one Dify output. `judging` asks for an inline llm-judge evaluation;
     `judgement` carries an upstream judging-llm node's values, taken instead of a second
@@ -435,6 +452,7 @@ def bridge_challenge_evaluate(
         mask_variables=mask_variables,
         judging=judging,
         judgement=judgement,
+        link_code=link_code,
     )
     if isinstance(plan, BridgeAnswer):
         return plan
@@ -500,6 +518,7 @@ async def bridge_challenge_evaluate_async(
     mask_variables: list[str] | None = None,
     judging: InlineJudging | None = None,
     judgement: ChainedJudgement | None = None,
+    link_code: str = "",
 ) -> BridgeAnswer:
     """`bridge_challenge_evaluate` for async views: the ORM runs before and after, and the
     judge or plugin is awaited with no database connection held (SPEC §4c)."""
@@ -516,6 +535,7 @@ async def bridge_challenge_evaluate_async(
         mask_variables=mask_variables,
         judging=judging,
         judgement=judgement,
+        link_code=link_code,
     )
     if isinstance(plan, BridgeAnswer):
         return plan
