@@ -156,7 +156,8 @@ def test_the_judged_dsl_chains_the_judge_into_the_evaluator():
     assert nodes["judge"]["url"].endswith("/bridge/dify/judging-llm")
     assert nodes["bridge"]["url"].endswith("/bridge/dify/challenge-evaluator")
     for data in nodes.values():
-        for variable in data.get("variables", []):
+        # A start node's variables are the run's inputs, not references.
+        for variable in data.get("variables", []) if data["type"] != "start" else []:
             scope, name = variable["value_selector"]
             assert scope in ("sys", "env", *nodes), scope
             if scope == "env":

@@ -208,3 +208,21 @@ def test_the_api_undoes_only_the_players_own_links(bridge, player_api, player, w
 
 def test_it_needs_a_login(anon_api):
     assert anon_api.post(LINK_CODES, {}, format="json").status_code in (401, 403)
+
+
+def test_the_dify_workflow_passes_the_start_input_on(bridge, player_api, player, workspace):
+    from tests.bridge.conftest import post_raw_text
+    from tests.bridge.test_dify_integration import _code_main
+
+    challenge = make_challenge(workspace=workspace)
+    body = _code_main("build_body")(
+        output="open sesame",
+        query="hi",
+        user="dify-ann",
+        run_id=run_id(),
+        challenge_id=str(challenge.id),
+        link_code=f"  {new_code(player_api)} ",
+    )["body"]
+
+    assert post_raw_text(bridge, EVALUATOR, body).status_code == 200
+    assert ChallengeAttempt.objects.get().end_user.account == player
