@@ -28,6 +28,7 @@ class PlayerOutputSerializer(serializers.Serializer):
     avatar_url = serializers.CharField()
     notify_on_first_blood = serializers.BooleanField()
     notify_on_record_beaten = serializers.BooleanField()
+    interface_language = serializers.CharField()
 
 
 class AuthOutputSerializer(serializers.Serializer):
@@ -45,6 +46,7 @@ def player_data(account: AbstractBaseUser) -> dict:
             "avatar_url": profile.avatar_url,
             "notify_on_first_blood": profile.notify_on_first_blood,
             "notify_on_record_beaten": profile.notify_on_record_beaten,
+            "interface_language": profile.interface_language,
         }
     ).data
 
@@ -64,7 +66,28 @@ class RegisterApi(_PublicApi):
     class RegisterInputSerializer(serializers.Serializer):
         email = serializers.EmailField()
         name = serializers.CharField(max_length=150)
-        password = serializers.CharField(max_length=_PASSWORD_MAX, trim_whitespace=False)
+        password = serializers.CharField(
+            max_length=_PASSWORD_MAX, trim_whitespace=False, required=False
+        )
+        code = serializers.CharField(
+            max_length=64,
+            required=False,
+            help_text="Instead of a password: the code POST …/login/email-code/send mailed",
+        )
+
+        def to_internal_value(self, data):
+            # Reported with the other fields' problems, so one answer names them all.
+            sent = {name for name in ("password", "code") if data.get(name) not in (None, "")}
+            choice = (
+                {} if len(sent) == 1 else {"password": ["Send a password or the emailed 'code'."]}
+            )
+            try:
+                value = super().to_internal_value(data)
+            except serializers.ValidationError as error:
+                raise serializers.ValidationError({**choice, **error.detail}) from None
+            if choice:
+                raise serializers.ValidationError(choice)
+            return value
 
     @extend_schema(
         request=RegisterInputSerializer,
@@ -76,6 +99,11 @@ class RegisterApi(_PublicApi):
     def post(self, request):
         data = self.RegisterInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        if "code" in data.validated_data:
+            account = auth_flows.account_register_by_code(
+                request=request._request, **data.validated_data
+            )
+            return _auth_response(account, status_code=status.HTTP_201_CREATED)
         account = auth_flows.account_register(request=request._request, **data.validated_data)
         if account is None:
             # The same answer for a new and a taken address (ACCOUNT_PREVENT_ENUMERATION).
@@ -170,6 +198,7 @@ class MeProfileApi(APIView):
         avatar_url = serializers.CharField(max_length=2000, required=False, allow_blank=True)
         notify_on_first_blood = serializers.BooleanField(required=False)
         notify_on_record_beaten = serializers.BooleanField(required=False)
+        interface_language = serializers.CharField(max_length=20, required=False, allow_blank=True)
 
     @extend_schema(request=ProfilePatchInputSerializer, responses=PlayerOutputSerializer)
     def patch(self, request):

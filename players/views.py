@@ -40,6 +40,7 @@ def profile(request: HttpRequest) -> HttpResponse:
                 "avatar_url": current.avatar_url,
                 "notify_on_first_blood": current.notify_on_first_blood,
                 "notify_on_record_beaten": current.notify_on_record_beaten,
+                "interface_language": current.interface_language,
             }
         )
     return _profile_page(request, form=form, profile=current)
@@ -54,6 +55,7 @@ def _profile_page(request: HttpRequest, *, form=None, profile=None, link_code=No
                 "avatar_url": profile.avatar_url,
                 "notify_on_first_blood": profile.notify_on_first_blood,
                 "notify_on_record_beaten": profile.notify_on_record_beaten,
+                "interface_language": profile.interface_language,
             }
         )
     return render(
