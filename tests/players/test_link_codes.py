@@ -226,3 +226,35 @@ def test_the_dify_workflow_passes_the_start_input_on(bridge, player_api, player,
 
     assert post_raw_text(bridge, EVALUATOR, body).status_code == 200
     assert ChallengeAttempt.objects.get().end_user.account == player
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_dify_plugin_links_through_the_real_sdk(live_server):
+    import subprocess
+    from pathlib import Path
+
+    from players.link_codes import link_code_create
+    from tests.conftest import require_service
+    from tests.factories import make_player, make_workspace
+
+    plugin = Path(__file__).resolve().parents[2] / "integrations" / "dify" / "plugin"
+    python = plugin / ".venv" / "bin" / "python"
+    require_service("The Dify plugin SDK virtualenv", python.exists(), "run make install")
+    workspace = make_workspace("Plugin Link Co")
+    challenge = make_challenge(workspace=workspace, success_pattern="open sesame")
+    _, key = bridge_key_create(workspace=workspace)
+    player = make_player("linker@example.com")
+    code = link_code_create(account=player, workspace=workspace).code
+
+    result = subprocess.run(
+        [str(python), "check_tools.py", live_server.url, key, str(challenge.id), code],
+        cwd=plugin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    linked = EndUser.objects.get(external_id="dify-linking-user")
+    assert linked.linked_to.account == player
+    assert ChallengeAttempt.objects.filter(end_user__account=player).count() == 1
