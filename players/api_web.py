@@ -77,7 +77,8 @@ class RegisterApi(_PublicApi):
 
         def to_internal_value(self, data):
             # Reported with the other fields' problems, so one answer names them all.
-            sent = {name for name in ("password", "code") if data.get(name) not in (None, "")}
+            given = data if isinstance(data, dict) else {}
+            sent = {name for name in ("password", "code") if given.get(name) not in (None, "")}
             choice = (
                 {} if len(sent) == 1 else {"password": ["Send a password or the emailed 'code'."]}
             )
