@@ -2,9 +2,10 @@
 
 A logged-in player makes a one-time link code for a workspace; a Dify run in that
 workspace sends it with its `user`. From then on the Dify EndUser points at the account's
-EndUser (`linked_to`): its runs record as that player, its earlier attempts are moved
-over, and on every board the two rows become one, keeping the better entry under the
-challenge's strategy. Undoing a link stops that from then on; what was merged stays.
+EndUser (`linked_to`): its runs record as that player, and challenges.bridge.linking moves
+its earlier attempts over and makes the two board rows one, keeping the better entry
+under the challenge's strategy. Undoing a link stops that from then on; what was merged
+stays.
 
 Locking order, so concurrent links and recordings keep one board row per player: a link
 locks the account's EndUser, then the Dify EndUser, then their board rows; a bridge
@@ -67,10 +68,19 @@ def _refused(message: str) -> ApplicationError:
     return ApplicationError(message, code="invalid_link_code", fields={LINK_CODE_FIELD: [message]})
 
 
+@dataclass(frozen=True)
+class Link:
+    player: EndUser  # the account's EndUser
+    dify: EndUser
+    new: bool  # False when the Dify identity was already linked to this player
+
+
 @transaction.atomic
-def end_user_link_by_code(*, workspace: Workspace, external_id: str, code: str) -> EndUser:
-    """Link the Dify identity `external_id` to the account that made `code`; returns the
-    account's EndUser. The code must be unused, unexpired and from this workspace."""
+def end_user_link_by_code(*, workspace: Workspace, external_id: str, code: str) -> Link:
+    """Link the Dify identity `external_id` to the account that made `code`. The code must
+    be unused, unexpired and from this workspace. Both EndUsers stay locked until the
+    caller's transaction ends: call it inside the transaction that merges their boards
+    (challenges.bridge.linking)."""
     link_code = (
         LinkCode.objects.select_for_update(of=("self",), no_key=True)
         .filter(code_hash=link_code_hash(code), workspace=workspace)
@@ -90,62 +100,15 @@ def end_user_link_by_code(*, workspace: Workspace, external_id: str, code: str) 
     dify = EndUser.objects.select_for_update(no_key=True).get(pk=dify.pk)
     if dify.linked_to_id not in (None, player.pk):
         raise _refused("This Dify user is already linked to another account.")
-    if dify.linked_to_id is None:
+    new = dify.linked_to_id is None
+    if new:
         dify.linked_to = player
         dify.linked_at = timezone.now()
         dify.save(update_fields=["linked_to", "linked_at"])
-        _attempts_and_boards_merge(into=player, source=dify)
     link_code.used_at = timezone.now()
     link_code.used_by = dify
     link_code.save(update_fields=["used_at", "used_by"])
-    return player
-
-
-def _attempts_and_boards_merge(*, into: EndUser, source: EndUser) -> None:
-    from challenges.live import leaderboard_push_on_commit
-    from challenges.models import ChallengeAttempt, LeaderboardEntry
-
-    ChallengeAttempt.objects.filter(end_user=source).update(
-        end_user=into, account_id=into.account_id
-    )
-    entries = (
-        LeaderboardEntry.objects.select_for_update(no_key=True)
-        .filter(end_user__in=[into, source])
-        .order_by("challenge_id", "end_user_id")
-    )
-    by_challenge: dict[uuid.UUID, dict] = {}
-    for entry in entries:
-        by_challenge.setdefault(entry.challenge_id, {})[entry.end_user_id] = entry
-    for challenge_id, rows in by_challenge.items():
-        theirs, ours = rows.get(source.pk), rows.get(into.pk)
-        if theirs is None:
-            continue
-        if ours is None:
-            LeaderboardEntry.objects.filter(pk=theirs.pk).update(end_user=into)
-        else:
-            _entry_keep_better(ours=ours, theirs=theirs)
-        leaderboard_push_on_commit(challenge_id=challenge_id)
-
-
-def _entry_keep_better(*, ours, theirs) -> None:
-    """Keep one row, holding the better of the two entries (rank_value: lower is better,
-    ties to the earlier one) and the earlier first success."""
-    first_succeeded_at = min(ours.first_succeeded_at, theirs.first_succeeded_at)
-    theirs_better = (theirs.rank_value, theirs.achieved_at) < (ours.rank_value, ours.achieved_at)
-    theirs.delete()
-    if theirs_better:
-        for name in (
-            "attempt_id",
-            "rank_value",
-            "achieved_at",
-            "score",
-            "judge_rating",
-            "tokens_total",
-            "elapsed_ms",
-        ):
-            setattr(ours, name, getattr(theirs, name))
-    ours.first_succeeded_at = first_succeeded_at
-    ours.save()
+    return Link(player=player, dify=dify, new=new)
 
 
 def end_user_for_recording(*, end_user: EndUser) -> EndUser:

@@ -12,6 +12,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from challenges.bridge.linking import bridge_link_dify_user
 from challenges.models import BridgeDelivery, BridgeKey, Challenge, ChallengeAttempt
 from challenges.services.attempts import attempt_record
 from challenges.services.evaluation import (
@@ -32,11 +33,7 @@ from judging.judge_config import judge_config_parse
 from judging.llm_judge import judge_with_llm, judge_with_llm_async
 from judging.rules import PatternError, compile_pattern, evaluate_rule
 from judging.verdicts import Verdict
-from players.link_codes import (
-    end_user_for_recording,
-    end_user_link_by_code,
-    player_for_external_id,
-)
+from players.link_codes import end_user_for_recording, player_for_external_id
 from players.models import EndUser
 
 logger = logging.getLogger(__name__)
@@ -191,15 +188,6 @@ async def _inline_judge_call_async(*, judging: InlineJudging, output: str) -> Ve
         raise ApplicationError(str(exc), code="invalid") from None
 
 
-def _link_dify_user(*, key: BridgeKey, user: str, link_code: str) -> None:
-    if not user:
-        raise ApplicationError(
-            "A link code links the Dify 'user' it is sent with; send 'user' too.",
-            fields={"user": ["Required with link_code."]},
-        )
-    end_user_link_by_code(workspace=key.workspace, external_id=user, code=link_code)
-
-
 def _refuse_chained_for(challenge: Challenge) -> None:
     if challenge.evaluator_type != Challenge.EvaluatorType.LLM_JUDGE:
         raise ApplicationError(
@@ -322,7 +310,7 @@ def _evaluation_start(
     if stored is not None:
         return BridgeAnswer(stored, replayed=True)
     if link_code:
-        _link_dify_user(key=key, user=user, link_code=link_code)
+        bridge_link_dify_user(workspace=key.workspace, user=user, link_code=link_code)
 
     if not challenge_ref:
         hidden = _masked_values(variables, list(mask_variables or []))
