@@ -130,6 +130,8 @@ class ChallengeEvaluatorInputSerializer(StrictSerializer):
     )
 
     def validate(self, data: dict) -> dict:
+        if isinstance(self.initial_data.get("judge_rating"), bool):
+            raise serializers.ValidationError({"judge_rating": ["A number, not true or false."]})
         data["judgement"] = _chained_judgement(data)
         data["judging"] = _inline_judging(data)
         if data["judging"] is not None:

@@ -93,6 +93,14 @@ def test_it_never_passes_a_failed_upstream_judge(bridge_api, judged):
     assert ChallengeAttempt.objects.get().succeeded is False
 
 
+@pytest.mark.parametrize("rating", [True, "high", "1e400"])
+def test_it_refuses_a_rating_that_is_not_a_number(bridge_api, judged, rating):
+    response = post_json(bridge_api, EVALUATOR, chained(judged, "dify-ann", rating))
+    assert response.status_code == 400
+    assert "judge_rating" in response.json()["error"]["fields"]
+    assert not ChallengeAttempt.objects.exists()
+
+
 def test_it_keeps_the_echo_rule(bridge_api, workspace):
     secret_create(workspace=workspace, name="vault", value="hunter2")
     challenge = make_challenge(
