@@ -13,6 +13,7 @@ import httpx
 
 EVALUATOR_PATH = "/bridge/dify/challenge-evaluator"
 JUDGE_PATH = "/bridge/dify/judging-llm"
+TEAM_PATH = "/bridge/dify/team-challenge"
 RETRIES = 2
 
 
@@ -148,6 +149,33 @@ def judge(
     )
     payload.update(goal=goal or "", response=response or "")
     return _post(base_url, JUDGE_PATH, bridge_key, payload, timeout)
+
+
+def team_challenge(
+    *,
+    base_url: str,
+    bridge_key: str,
+    red_blue_challenge_id: str,
+    team_choice: str,
+    prompt: str,
+    user: str,
+    workflow_run_id: str,
+    timeout: float = 120.0,
+) -> dict:
+    """POST /bridge/dify/team-challenge → {team, judge_passed, judge_rating, judge_feedback,
+    categories, team_points, total_points, status, submission_id, pairing_id}.
+
+    `prompt` is the attack (team red) or the defence (team blue)."""
+    team = (team_choice or "").strip().lower()
+    field = "defense_prompt" if team == "blue" else "attack_prompt"
+    payload = {
+        "red_blue_challenge_id": red_blue_challenge_id,
+        "team_choice": team,
+        field: prompt or "",
+        "user": user,
+        "workflow_run_id": workflow_run_id,
+    }
+    return _post(base_url, TEAM_PATH, bridge_key, payload, timeout)
 
 
 def check_key(*, base_url: str, bridge_key: str) -> None:
