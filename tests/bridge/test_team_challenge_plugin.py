@@ -5,6 +5,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from challenges.services.bridge_keys import bridge_key_create
 from redblue.models import TeamSubmission
@@ -72,3 +73,67 @@ def test_the_team_tool_answers_through_the_real_sdk(team_setup):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "the team tool answered through the SDK" in result.stdout
     assert TeamSubmission.objects.filter(red_blue_challenge=challenge).count() == 2
+
+
+TEAM_DSL = PLUGIN.parent / "workflows" / "team-challenge.yml"
+
+
+def _team_nodes() -> dict[str, dict]:
+    workflow = yaml.safe_load(TEAM_DSL.read_text())
+    return {node["id"]: node["data"] for node in workflow["workflow"]["graph"]["nodes"]}
+
+
+def _team_code(node_id: str):
+    namespace: dict = {}
+    exec(compile(_team_nodes()[node_id]["code"], f"<{node_id}>", "exec"), namespace)
+    return namespace["main"]
+
+
+def test_the_team_dsl_is_a_wired_chatflow():
+    workflow = yaml.safe_load(TEAM_DSL.read_text())
+    nodes = _team_nodes()
+    edges = {edge["source"]: edge["target"] for edge in workflow["workflow"]["graph"]["edges"]}
+    path = ["start"]
+    while path[-1] in edges:
+        path.append(edges[path[-1]])
+    assert path == ["start", "build_body", "bridge", "read_outcome", "answer"]
+    assert nodes["bridge"]["url"].endswith("/bridge/dify/team-challenge")
+    assert nodes["bridge"]["body"]["type"] == "raw-text"
+    env_names = {var["name"] for var in workflow["workflow"]["environment_variables"]}
+    for data in nodes.values():
+        for variable in data.get("variables", []) if data["type"] != "start" else []:
+            scope, name = variable["value_selector"]
+            assert scope in ("sys", "env", *nodes), scope
+            if scope == "env":
+                assert name in env_names
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_team_dsl_code_nodes_play_both_sides_through_the_bridge(workspace):
+    from tests.bridge.conftest import bearer_client, post_raw_text
+
+    _, raw = bridge_key_create(workspace=workspace)
+    bridge = bearer_client(raw)
+    challenge = make_red_blue(workspace=workspace)
+    answers = []
+    for team, prompt, user in (("blue", WEAK_DEFENSE, "def"), ("Red", ROLEPLAY_ATTACK, "att")):
+        body = _team_code("build_body")(
+            query=prompt,
+            user=user,
+            run_id=run_id(),
+            challenge_id=str(challenge.id),
+            team_choice=team,
+        )["body"]
+        response = post_raw_text(bridge, "/bridge/dify/team-challenge", body)
+        answers.append(
+            _team_code("read_outcome")(
+                status_code=response.status_code, body=response.content.decode()
+            )
+        )
+
+    assert answers[0]["status"] == "waiting"
+    assert "waits for someone" in answers[0]["message"]
+    assert answers[1]["status"] == "completed"
+    assert answers[1]["message"].startswith("Team red:")
+    refused = _team_code("read_outcome")(status_code=400, body='{"error": {"message": "No."}}')
+    assert refused == {"status": "refused", "message": "No."}
