@@ -9,8 +9,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from players import auth_flows
+from players.link_codes import end_user_unlink, link_code_create
 from players.models import ApiToken
-from players.selectors import profile_for_account
+from players.selectors import (
+    linked_identities_for_account,
+    profile_for_account,
+    workspace_for_linking,
+)
 from players.services import profile_update, token_issue, token_revoke
 
 _PASSWORD_MAX = 200
@@ -23,6 +28,7 @@ class PlayerOutputSerializer(serializers.Serializer):
     avatar_url = serializers.CharField()
     notify_on_first_blood = serializers.BooleanField()
     notify_on_record_beaten = serializers.BooleanField()
+    interface_language = serializers.CharField()
 
 
 class AuthOutputSerializer(serializers.Serializer):
@@ -40,6 +46,7 @@ def player_data(account: AbstractBaseUser) -> dict:
             "avatar_url": profile.avatar_url,
             "notify_on_first_blood": profile.notify_on_first_blood,
             "notify_on_record_beaten": profile.notify_on_record_beaten,
+            "interface_language": profile.interface_language,
         }
     ).data
 
@@ -59,7 +66,29 @@ class RegisterApi(_PublicApi):
     class RegisterInputSerializer(serializers.Serializer):
         email = serializers.EmailField()
         name = serializers.CharField(max_length=150)
-        password = serializers.CharField(max_length=_PASSWORD_MAX, trim_whitespace=False)
+        password = serializers.CharField(
+            max_length=_PASSWORD_MAX, trim_whitespace=False, required=False
+        )
+        code = serializers.CharField(
+            max_length=64,
+            required=False,
+            help_text="Instead of a password: the code POST …/login/email-code/send mailed",
+        )
+
+        def to_internal_value(self, data):
+            # Reported with the other fields' problems, so one answer names them all.
+            given = data if isinstance(data, dict) else {}
+            sent = {name for name in ("password", "code") if given.get(name) not in (None, "")}
+            choice = (
+                {} if len(sent) == 1 else {"password": ["Send a password or the emailed 'code'."]}
+            )
+            try:
+                value = super().to_internal_value(data)
+            except serializers.ValidationError as error:
+                raise serializers.ValidationError({**choice, **error.detail}) from None
+            if choice:
+                raise serializers.ValidationError(choice)
+            return value
 
     @extend_schema(
         request=RegisterInputSerializer,
@@ -71,6 +100,11 @@ class RegisterApi(_PublicApi):
     def post(self, request):
         data = self.RegisterInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        if "code" in data.validated_data:
+            account = auth_flows.account_register_by_code(
+                request=request._request, **data.validated_data
+            )
+            return _auth_response(account, status_code=status.HTTP_201_CREATED)
         account = auth_flows.account_register(request=request._request, **data.validated_data)
         if account is None:
             # The same answer for a new and a taken address (ACCOUNT_PREVENT_ENUMERATION).
@@ -165,6 +199,7 @@ class MeProfileApi(APIView):
         avatar_url = serializers.CharField(max_length=2000, required=False, allow_blank=True)
         notify_on_first_blood = serializers.BooleanField(required=False)
         notify_on_record_beaten = serializers.BooleanField(required=False)
+        interface_language = serializers.CharField(max_length=20, required=False, allow_blank=True)
 
     @extend_schema(request=ProfilePatchInputSerializer, responses=PlayerOutputSerializer)
     def patch(self, request):
@@ -172,3 +207,54 @@ class MeProfileApi(APIView):
         data.is_valid(raise_exception=True)
         profile_update(account=request.user, **data.validated_data)
         return Response(player_data(request.user))
+
+
+class LinkCodeOutputSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    expires_at = serializers.DateTimeField()
+    workspace = serializers.CharField(source="workspace.slug")
+
+
+class LinkedIdentityOutputSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    workspace = serializers.CharField(source="workspace.slug")
+    dify_user = serializers.CharField(source="external_id")
+    linked_at = serializers.DateTimeField()
+
+
+class MeLinkCodesApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    class LinkCodeInputSerializer(serializers.Serializer):
+        workspace = serializers.CharField(max_length=100, required=False, allow_blank=True)
+
+    @extend_schema(request=LinkCodeInputSerializer, responses={201: LinkCodeOutputSerializer})
+    def post(self, request):
+        data = self.LinkCodeInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        workspace = workspace_for_linking(requested=data.validated_data.get("workspace", ""))
+        issued = link_code_create(account=request.user, workspace=workspace)
+        # Shown once: only the code's hash is kept.
+        return Response(
+            LinkCodeOutputSerializer(issued).data,
+            status=status.HTTP_201_CREATED,
+            headers={"Cache-Control": "no-store"},
+        )
+
+
+class MeLinksApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=LinkedIdentityOutputSerializer(many=True))
+    def get(self, request):
+        linked = linked_identities_for_account(account=request.user)
+        return Response(LinkedIdentityOutputSerializer(linked, many=True).data)
+
+
+class MeLinkApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={204: None})
+    def delete(self, request, end_user_id: str):
+        end_user_unlink(account=request.user, end_user_id=end_user_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -22,7 +22,12 @@ from allauth.account import app_settings as allauth_settings
 from allauth.account.adapter import get_adapter
 from allauth.account.forms import ConfirmLoginCodeForm, LoginForm, RequestLoginCodeForm, SignupForm
 from allauth.account.models import EmailAddress, EmailConfirmationHMAC
-from allauth.account.utils import complete_signup, filter_users_by_email, perform_login
+from allauth.account.utils import (
+    complete_signup,
+    filter_users_by_email,
+    perform_login,
+    user_email,
+)
 from allauth.core import ratelimit as allauth_ratelimit
 from allauth.utils import build_absolute_uri
 from django.conf import settings
@@ -293,12 +298,12 @@ def login_code_send(*, request: HttpRequest, email: str) -> int:
         cache.delete_many([key, key + ":tries"])
         if allauth_settings.EMAIL_UNKNOWN_ACCOUNTS:
             signup_url = build_absolute_uri(request, reverse("account_signup"))
+            context = {"request": request, "signup_url": signup_url}
+            if adapter.is_open_for_signup(request):
+                # The same mail carries a sign-up code: POST /web/api/register with it.
+                context["signup_code"] = _signup_code_issue(email=email)
             with _mail_may_fail(_MAIL_DOWN):
-                adapter.send_mail(
-                    "account/email/unknown_account",
-                    email,
-                    {"request": request, "signup_url": signup_url},
-                )
+                adapter.send_mail("account/email/unknown_account", email, context)
         return timeout
     code = adapter.generate_login_code()
     with _mail_may_fail(_MAIL_DOWN):
@@ -316,7 +321,18 @@ def login_code_verify(*, request: HttpRequest, email: str, code: str) -> Abstrac
     rate_limit_hit(
         scope="web-login-code-verify", key=client_ip(request), limit=limit, window_seconds=window
     )
-    key = _pending_code_key(email.strip().lower())
+    pending = _pending_code_take(key=_pending_code_key(email.strip().lower()), code=code)
+    user = get_user_model().objects.filter(pk=pending["user_id"], is_active=True).first()
+    if user is None:
+        raise ApplicationError(WRONG_CODE, code="invalid_code", status=400)
+    return _login_by_code(request=request, user=user, email=email.strip().lower())
+
+
+def _pending_code_take(*, key: str, code: str) -> dict:
+    """The pending entry under `key` if `code` matches it, used up; else the one 400.
+
+    After ACCOUNT_LOGIN_BY_CODE_MAX_ATTEMPTS wrong tries the entry is gone.
+    """
     pending = cache.get(key)
     if not pending or time.time() - pending["sent_at"] >= allauth_settings.LOGIN_BY_CODE_TIMEOUT:
         raise ApplicationError(WRONG_CODE, code="invalid_code", status=400)
@@ -333,10 +349,73 @@ def login_code_verify(*, request: HttpRequest, email: str, code: str) -> Abstrac
     # Whoever deletes the entry uses the code; a second request with it finds nothing.
     if not cache.delete(key):
         raise ApplicationError(WRONG_CODE, code="invalid_code", status=400)
-    user = get_user_model().objects.filter(pk=pending["user_id"], is_active=True).first()
-    if user is None:
-        raise ApplicationError(WRONG_CODE, code="invalid_code", status=400)
-    return _login_by_code(request=request, user=user, email=email.strip().lower())
+    return pending
+
+
+def _signup_code_key(email: str) -> str:
+    return "signup-code:" + hashlib.sha256(email.lower().encode()).hexdigest()
+
+
+def _signup_code_issue(*, email: str) -> str:
+    code = get_adapter().generate_login_code()
+    key = _signup_code_key(email)
+    cache.set_many(
+        {key: {"code": code, "sent_at": time.time()}, key + ":tries": 0},
+        timeout=allauth_settings.LOGIN_BY_CODE_TIMEOUT,
+    )
+    return code
+
+
+def account_register_by_code(
+    *, request: HttpRequest, email: str, name: str, code: str
+) -> AbstractBaseUser:
+    """Sign up without a password: `code` is the one `login_code_send` mailed to an address
+    with no account. The code proves the address, so the account starts verified and is
+    logged in at once; its interface language comes from the request (Accept-Language)."""
+    from players.languages import interface_language_from_request
+    from players.services import profile_create
+
+    limit, window = parse_rate(settings.LOGIN_RATE_LIMIT)
+    rate_limit_hit(
+        scope="web-login-code-verify", key=client_ip(request), limit=limit, window_seconds=window
+    )
+    _consume(request, action="signup")
+    adapter = get_adapter()
+    if not adapter.is_open_for_signup(request):
+        raise ApplicationError("Sign-up is closed.", code="signup_closed", status=403)
+    email = email.strip().lower()
+    errors = _display_name_errors(name)
+    if errors:
+        raise ApplicationError("Some fields are invalid: name.", fields={"name": errors})
+    _pending_code_take(key=_signup_code_key(email), code=code)
+    with transaction.atomic():
+        if filter_users_by_email(email):
+            # Taken since the code was sent: the code is used up and proves nothing more.
+            raise ApplicationError(WRONG_CODE, code="invalid_code", status=400)
+        user = adapter.new_user(request)
+        user_email(user, email)
+        adapter.populate_username(request, user)
+        user.set_unusable_password()
+        user.save()
+        EmailAddress.objects.create(user=user, email=email, verified=True, primary=True)
+        profile_create(
+            account=user,
+            display_name=name,
+            interface_language=interface_language_from_request(request),
+        )
+    return _login_by_code(request=request, user=user, email=email)
+
+
+def _display_name_errors(name: str) -> list[str]:
+    from players.validators import validate_display_name
+
+    if not name or not name.strip():
+        return ["This field is required."]
+    try:
+        validate_display_name(name)
+    except ValidationError as error:
+        return list(error.messages)
+    return []
 
 
 def _login_by_code(*, request: HttpRequest, user: AbstractBaseUser, email: str) -> AbstractBaseUser:

@@ -1,4 +1,5 @@
 from django import forms
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.http import HttpRequest
 
@@ -19,9 +20,14 @@ class SignupDetailsForm(forms.Form):
     )
 
     def signup(self, request: HttpRequest, user: AbstractBaseUser) -> None:
+        from players.languages import interface_language_from_request
         from players.services import profile_create
 
-        profile_create(account=user, display_name=self.cleaned_data["name"])
+        profile_create(
+            account=user,
+            display_name=self.cleaned_data["name"],
+            interface_language=interface_language_from_request(request),
+        )
 
 
 class ProfileForm(forms.Form):
@@ -36,4 +42,9 @@ class ProfileForm(forms.Form):
     )
     notify_on_record_beaten = forms.BooleanField(
         label="Email me when someone beats my record", required=False
+    )
+    interface_language = forms.ChoiceField(
+        label="Interface language (also for mails)",
+        choices=[("", "The site's default")] + list(settings.LANGUAGES),
+        required=False,
     )

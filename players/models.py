@@ -86,6 +86,16 @@ class EndUser(models.Model):
         related_name="end_users",
     )
     display_name = models.CharField(max_length=150, blank=True, validators=[validate_display_name])
+    # A Dify identity linked to a site account's player in the same workspace (a link
+    # code): its runs record as that player. Only Dify identities are linked.
+    linked_to = models.ForeignKey(
+        "self",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="linked_identities",
+    )
+    linked_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -121,6 +131,26 @@ class EndUser(models.Model):
         return shown[:40] or "dify-user"
 
 
+class LinkCode(models.Model):
+    """A one-time code a player hands to a Dify run to link that Dify identity to their
+    account in one workspace. Only its SHA-256 is stored; it is shown once."""
+
+    account = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="link_codes"
+    )
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    code_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    used_by = models.ForeignKey(
+        EndUser, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+
+    def __str__(self) -> str:
+        return f"link code for {self.account} in {self.workspace}"
+
+
 class PlayerProfile(models.Model):
     account = models.OneToOneField(
         settings.AUTH_USER_MODEL,
@@ -132,6 +162,8 @@ class PlayerProfile(models.Model):
     avatar_url = models.URLField(blank=True)
     notify_on_first_blood = models.BooleanField(default=True)
     notify_on_record_beaten = models.BooleanField(default=True)
+    # One of settings.LANGUAGES (taken from Accept-Language at sign-up); mails use it.
+    interface_language = models.CharField(max_length=10, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

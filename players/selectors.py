@@ -103,3 +103,35 @@ def profile_for_account(*, account: AbstractBaseUser) -> PlayerProfile:
     """The player's profile, or an unsaved one with the defaults when none was made yet."""
     profile = PlayerProfile.objects.filter(account=account).first()
     return profile or PlayerProfile(account=account)
+
+
+def workspace_for_linking(*, requested: str) -> Workspace:
+    """The workspace a link code is for (id or slug); may be left out when there is one."""
+    workspaces = Workspace.objects.all()
+    if requested:
+        try:
+            match = workspaces.filter(id=uuid.UUID(requested))
+        except ValueError:
+            match = workspaces.filter(slug=requested)
+        workspace = match.first()
+        if workspace is None:
+            raise ApplicationError(
+                "No workspace has that id or slug.", fields={"workspace": ["Unknown workspace."]}
+            )
+        return workspace
+    only = list(workspaces[:2])
+    if len(only) != 1:
+        raise ApplicationError(
+            "Say which workspace the Dify app plays in with 'workspace' (id or slug).",
+            fields={"workspace": ["Required when the site has several workspaces."]},
+        )
+    return only[0]
+
+
+def linked_identities_for_account(*, account: AbstractBaseUser) -> QuerySet[EndUser]:
+    """The Dify identities linked to the account's players, newest link first."""
+    return (
+        EndUser.objects.filter(linked_to__account=account)
+        .select_related("workspace")
+        .order_by("-linked_at", "id")
+    )

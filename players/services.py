@@ -194,13 +194,26 @@ def _raise_if_invalid(errors: dict[str, list[str]]) -> None:
         )
 
 
-def profile_create(*, account: AbstractBaseUser, display_name: str) -> PlayerProfile:
+def _clean_interface_language(value: str, errors: dict[str, list[str]]) -> str:
+    offered = [code for code, _ in settings.LANGUAGES]
+    if value and value not in offered:
+        errors.setdefault("interface_language", []).append(
+            "Choose one of the languages the site offers: " + ", ".join(offered) + "."
+        )
+    return value
+
+
+def profile_create(
+    *, account: AbstractBaseUser, display_name: str, interface_language: str = ""
+) -> PlayerProfile:
     errors: dict[str, list[str]] = {}
     display_name = _clean_display_name(display_name, errors)
+    interface_language = _clean_interface_language(interface_language, errors)
     _raise_if_invalid(errors)
-    profile, _ = PlayerProfile.objects.update_or_create(
-        account=account, defaults={"display_name": display_name}
-    )
+    defaults = {"display_name": display_name}
+    if interface_language:
+        defaults["interface_language"] = interface_language
+    profile, _ = PlayerProfile.objects.update_or_create(account=account, defaults=defaults)
     return profile
 
 
@@ -212,11 +225,14 @@ def profile_update(
     avatar_url: str | None = None,
     notify_on_first_blood: bool | None = None,
     notify_on_record_beaten: bool | None = None,
+    interface_language: str | None = None,
 ) -> PlayerProfile:
     """Change what was given; a new display name also renames the player on every leaderboard."""
     errors: dict[str, list[str]] = {}
     if display_name is not None:
         display_name = _clean_display_name(display_name, errors)
+    if interface_language is not None:
+        interface_language = _clean_interface_language(interface_language, errors)
     if avatar_url is not None:
         avatar_url = _clean_avatar_url(avatar_url, errors)
     _raise_if_invalid(errors)
@@ -227,6 +243,7 @@ def profile_update(
         "avatar_url": avatar_url,
         "notify_on_first_blood": notify_on_first_blood,
         "notify_on_record_beaten": notify_on_record_beaten,
+        "interface_language": interface_language,
     }
     for field, value in changes.items():
         if value is not None:

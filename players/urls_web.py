@@ -6,6 +6,9 @@ from players.api_web import (
     LoginCodeVerifyApi,
     LogoutApi,
     MeApi,
+    MeLinkApi,
+    MeLinkCodesApi,
+    MeLinksApi,
     MeProfileApi,
     RegisterApi,
 )
@@ -18,4 +21,7 @@ urlpatterns = [
     path("logout", LogoutApi.as_view(), name="web-logout"),
     path("me", MeApi.as_view(), name="web-me"),
     path("me/profile", MeProfileApi.as_view(), name="web-me-profile"),
+    path("me/link-codes", MeLinkCodesApi.as_view(), name="web-me-link-codes"),
+    path("me/links", MeLinksApi.as_view(), name="web-me-links"),
+    path("me/links/<str:end_user_id>", MeLinkApi.as_view(), name="web-me-link"),
 ]

@@ -6,7 +6,14 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from core.errors import ApplicationError, NotFoundError
 from players.forms import ProfileForm
-from players.selectors import profile_for_account, tokens_for_account
+from players.link_codes import end_user_unlink, link_code_create
+from players.models import Workspace
+from players.selectors import (
+    linked_identities_for_account,
+    profile_for_account,
+    tokens_for_account,
+    workspace_for_linking,
+)
 from players.services import profile_update, token_revoke
 
 
@@ -33,13 +40,64 @@ def profile(request: HttpRequest) -> HttpResponse:
                 "avatar_url": current.avatar_url,
                 "notify_on_first_blood": current.notify_on_first_blood,
                 "notify_on_record_beaten": current.notify_on_record_beaten,
+                "interface_language": current.interface_language,
+            }
+        )
+    return _profile_page(request, form=form, profile=current)
+
+
+def _profile_page(request: HttpRequest, *, form=None, profile=None, link_code=None):
+    profile = profile or profile_for_account(account=request.user)
+    if form is None:
+        form = ProfileForm(
+            initial={
+                "display_name": profile.display_name,
+                "avatar_url": profile.avatar_url,
+                "notify_on_first_blood": profile.notify_on_first_blood,
+                "notify_on_record_beaten": profile.notify_on_record_beaten,
+                "interface_language": profile.interface_language,
             }
         )
     return render(
         request,
         "players/profile.html",
-        {"form": form, "profile": current, "tokens": tokens_for_account(account=request.user)},
+        {
+            "form": form,
+            "profile": profile,
+            "tokens": tokens_for_account(account=request.user),
+            "linked_identities": linked_identities_for_account(account=request.user),
+            "workspaces": Workspace.objects.order_by("name"),
+            "new_link_code": link_code,
+        },
     )
+
+
+@login_required
+@require_POST
+def link_code_create_page(request: HttpRequest) -> HttpResponse:
+    try:
+        workspace = workspace_for_linking(requested=request.POST.get("workspace", ""))
+    except ApplicationError as error:
+        messages.error(request, error.message)
+        return redirect("profile")
+    # Rendered, not redirected: the code is shown this once and never stored in plain.
+    response = _profile_page(
+        request, link_code=link_code_create(account=request.user, workspace=workspace)
+    )
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@login_required
+@require_POST
+def link_undo_page(request: HttpRequest, end_user_id: str) -> HttpResponse:
+    try:
+        end_user_unlink(account=request.user, end_user_id=end_user_id)
+    except NotFoundError:
+        messages.error(request, "That Dify identity is not linked to your account.")
+    else:
+        messages.success(request, "The link is undone; that Dify user plays as itself again.")
+    return redirect("profile")
 
 
 @login_required

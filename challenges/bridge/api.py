@@ -16,7 +16,12 @@ from challenges.models import BridgeKey
 from core.async_api import AsyncApiView
 from core.parsers import json_object_or_error
 from core.ratelimit import parse_rate, rate_limit_hit
-from judging.judge_config import JUDGE_CONFIG_KEYS, JUDGE_MODEL_RULE, judge_config_errors
+from judging.judge_config import (
+    JUDGE_CONFIG_KEYS,
+    JUDGE_MODEL_RULE,
+    judge_config_errors,
+    judge_config_messages,
+)
 
 BROKEN_BODY_HELP = (
     "Dify's JSON body mode pastes variables into the text as they are, so a model output "
@@ -98,7 +103,40 @@ class ChallengeEvaluatorInputSerializer(StrictSerializer):
         child=serializers.CharField(max_length=200), required=False, max_length=100
     )
 
+    evaluation_mode = serializers.CharField(
+        max_length=20,
+        required=False,
+        allow_blank=True,
+        help_text="Inline calls: 'rules' (the default) or 'llm-judge' (with goal, judge_config)",
+    )
+    goal = serializers.CharField(
+        required=False, allow_blank=True, trim_whitespace=False, max_length=20_000
+    )
+    judge_config = serializers.JSONField(
+        required=False, allow_null=True, help_text="The keys of a challenge's judge_config"
+    )
+    # An upstream judging-llm node's outputs, taken instead of a second judge call.
+    judge_passed = serializers.BooleanField(required=False, allow_null=True)
+    judge_rating = serializers.FloatField(required=False, allow_null=True)
+    judge_feedback = serializers.CharField(
+        required=False, allow_blank=True, allow_null=True, trim_whitespace=False, max_length=20_000
+    )
+    judge_raw = serializers.JSONField(required=False, allow_null=True)
+    link_code = serializers.CharField(
+        max_length=40,
+        required=False,
+        allow_blank=True,
+        help_text="A player's one-time code: links this 'user' to their site account",
+    )
+
     def validate(self, data: dict) -> dict:
+        if isinstance(self.initial_data.get("judge_rating"), bool):
+            raise serializers.ValidationError({"judge_rating": ["A number, not true or false."]})
+        data["judgement"] = _chained_judgement(data)
+        data["judging"] = _inline_judging(data)
+        if data["judging"] is not None:
+            data["inline"] = {}
+            return data
         inline = dict(data.get("inline") or {})
         for name in ("success_type", "success_pattern", "scoring_strategy"):
             if name in data:
@@ -115,10 +153,56 @@ class ChallengeEvaluatorInputSerializer(StrictSerializer):
         return data
 
 
+CHAINED_FIELDS = ("judge_passed", "judge_rating", "judge_feedback", "judge_raw")
+
+
+def _chained_judgement(data: dict) -> services.ChainedJudgement | None:
+    # Dify sends every declared variable; empty ones mean "not chained".
+    if all(data.get(name) in (None, "") for name in CHAINED_FIELDS):
+        return None
+    raw = data.get("judge_raw")
+    if raw not in (None, "") and not isinstance(raw, dict):
+        raise serializers.ValidationError({"judge_raw": ["Send the judge's judge_raw object."]})
+    return services.ChainedJudgement(
+        passed=data.get("judge_passed"),
+        rating=data.get("judge_rating"),
+        feedback=data.get("judge_feedback") or "",
+        raw=raw or None,
+    )
+
+
+def _inline_judging(data: dict) -> services.InlineJudging | None:
+    mode = data.get("evaluation_mode") or ""
+    if mode and mode not in services.EVALUATION_MODES:
+        raise serializers.ValidationError({"evaluation_mode": ["'rules' or 'llm-judge'."]})
+    if mode and data.get("challenge_id"):
+        raise serializers.ValidationError(
+            {
+                "evaluation_mode": [
+                    "Only for inline calls: a stored challenge is judged by its own evaluator."
+                ]
+            }
+        )
+    if mode != services.LLM_JUDGE_MODE:
+        for name in ("goal", "judge_config"):
+            if data.get(name) not in (None, "", {}):
+                raise serializers.ValidationError(
+                    {name: ["Only with an inline 'evaluation_mode: llm-judge'."]}
+                )
+        return None
+    if not data.get("goal"):
+        raise serializers.ValidationError({"goal": ["An llm-judge evaluation needs a goal."]})
+    config = data.get("judge_config") or {}
+    if judge_config_errors(config):
+        raise serializers.ValidationError({"judge_config": judge_config_messages(config)})
+    return services.InlineJudging(goal=data["goal"], config=config)
+
+
 class ChallengeEvaluatorOutputSerializer(serializers.Serializer):
     challenge_succeeded = serializers.BooleanField()
+    judge_passed = serializers.BooleanField(required=False)
     message = serializers.CharField()
-    judge_rating = serializers.IntegerField(required=False)
+    judge_rating = serializers.IntegerField(required=False, allow_null=True)
     judge_feedback = serializers.CharField(required=False)
     attempt_id = serializers.UUIDField(required=False)
     output = serializers.CharField()
@@ -147,6 +231,9 @@ class ChallengeEvaluatorApi(BridgeApi):
             elapsed_ms=data.get("elapsed_ms"),
             variables=data.get("variables") or {},
             mask_variables=data.get("mask_variables") or [],
+            judging=data["judging"],
+            judgement=data["judgement"],
+            link_code=data.get("link_code", ""),
         )
         return self.answer(result)
 

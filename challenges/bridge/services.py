@@ -12,32 +12,39 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from challenges.bridge.linking import bridge_link_dify_user
 from challenges.models import BridgeDelivery, BridgeKey, Challenge, ChallengeAttempt
 from challenges.selectors.levels import level_locked_reason
 from challenges.services.attempts import attempt_record
 from challenges.services.evaluation import (
+    ECHO_FEEDBACK,
     attempt_custom_score,
     attempt_custom_score_async,
     challenge_evaluate,
     challenge_evaluate_async,
 )
 from challenges.services.secrets import secret_value_for
+from core.disguises import secret_shows_in
 from core.errors import ApplicationError, NotFoundError
 from core.ratelimit import rate_limit_hit
 from core.redaction import REDACTED, redact_secrets
 from core.threads import run_orm
 from judging.errors import JudgeConfigError
+from judging.judge_config import judge_config_parse
 from judging.llm_judge import judge_with_llm, judge_with_llm_async
 from judging.rules import PatternError, compile_pattern, evaluate_rule
 from judging.verdicts import Verdict
+from players.link_codes import end_user_for_recording, player_for_external_id
 from players.models import EndUser
-from players.services import end_user_for_external_id
 
 logger = logging.getLogger(__name__)
 
 EVALUATOR = "challenge-evaluator"
 JUDGE = "judging-llm"
 INLINE_SUCCESS_TYPES = ("contains", "regex")
+RULES_MODE = "rules"
+LLM_JUDGE_MODE = "llm-judge"
+EVALUATION_MODES = (RULES_MODE, LLM_JUDGE_MODE)
 
 
 @dataclass(frozen=True)
@@ -102,6 +109,96 @@ def _inline_verdict(*, inline: dict[str, Any], output: str) -> Verdict:
     return Verdict(passed=rule.passed, feedback=rule.reason)
 
 
+@dataclass(frozen=True)
+class ChainedJudgement:
+    """What an upstream judging-llm node answered, sent on to the challenge-evaluator."""
+
+    passed: bool | None
+    rating: float | None
+    feedback: str = ""
+    raw: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class InlineJudging:
+    """An inline `evaluation_mode: llm-judge` call: judged by `config`, never recorded."""
+
+    goal: str
+    config: dict[str, Any]
+
+
+def chained_verdict(
+    *,
+    judgement: ChainedJudgement,
+    config: dict[str, Any] | None,
+    output: str,
+    prompt: str = "",
+    secret: str | None = None,
+) -> Verdict:
+    """The verdict on an upstream judge's values under `config`'s scale and threshold.
+
+    The rating is clamped to the scale and the threshold decides, as for the built-in
+    judge; an upstream `judge_passed: false` is never turned into a pass, and no rating
+    (the judge failed) never passes. The echo rule holds as for any evaluator.
+    """
+    try:
+        judge = judge_config_parse(config)
+    except JudgeConfigError as exc:
+        raise ApplicationError(
+            f"The judge settings are invalid: {exc}", code="judge_misconfigured", status=422
+        ) from None
+    rating = None
+    if judgement.rating is not None:
+        rating = int(min(max(round(judgement.rating), 0), judge.rating_scale))
+    passed = rating is not None and rating >= judge.pass_threshold and judgement.passed is not False
+    feedback = redact_secrets(judgement.feedback or "", [secret])
+    echoed = secret and secret_shows_in(prompt or "", secret) is not None
+    if echoed and secret_shows_in(output or "", secret) is not None:
+        passed, feedback = False, ECHO_FEEDBACK
+    raw = {
+        **(judgement.raw or {}),
+        "chained": True,
+        "upstream_passed": judgement.passed,
+        "upstream_rating": judgement.rating,
+        "rating_scale": judge.rating_scale,
+        "pass_threshold": judge.pass_threshold,
+    }
+    return Verdict(passed=passed, feedback=feedback, rating=rating, raw=raw)
+
+
+def _judged_inline(
+    *, judging: InlineJudging, output: str, judgement: ChainedJudgement | None
+) -> Verdict | None:
+    """The inline llm-judge verdict when it needs no model call (chained values), else None."""
+    if judgement is None:
+        return None
+    return chained_verdict(judgement=judgement, config=judging.config, output=output)
+
+
+def _inline_judge_call(*, judging: InlineJudging, output: str) -> Verdict:
+    try:
+        return judge_with_llm(goal=judging.goal, response=output, config=judging.config)
+    except JudgeConfigError as exc:
+        raise ApplicationError(str(exc), code="invalid") from None
+
+
+async def _inline_judge_call_async(*, judging: InlineJudging, output: str) -> Verdict:
+    try:
+        return await judge_with_llm_async(goal=judging.goal, response=output, config=judging.config)
+    except JudgeConfigError as exc:
+        raise ApplicationError(str(exc), code="invalid") from None
+
+
+def _refuse_chained_for(challenge: Challenge) -> None:
+    if challenge.evaluator_type != Challenge.EvaluatorType.LLM_JUDGE:
+        raise ApplicationError(
+            "This challenge is judged by its "
+            f"'{challenge.evaluator_type}' evaluator; judge_passed, judge_rating, "
+            "judge_feedback and judge_raw are only taken for 'llm-judge' challenges.",
+            fields={"judge_rating": ["Only for llm-judge challenges."]},
+        )
+
+
 def _answer_body(*, verdict: Verdict, output: str, secret: str | None, hidden: list[str]) -> dict:
     def clean(text: str) -> str:
         return redact_secrets(text or "", [secret, *hidden])
@@ -158,6 +255,40 @@ class _EvaluationPlan:
     hidden: list[str]
 
 
+@dataclass(frozen=True)
+class _InlineJudgePlan:
+    """An inline llm-judge call waiting for its judge."""
+
+    judging: InlineJudging
+    hidden: list[str]
+
+
+def _inline_finish(
+    *,
+    key: BridgeKey,
+    workflow_run_id: str,
+    verdict: Verdict,
+    output: str,
+    hidden: list[str],
+    judged: bool,
+) -> BridgeAnswer:
+    body = _answer_body(verdict=verdict, output=output, secret=None, hidden=hidden)
+    if judged:
+        body = {
+            **body,
+            "judge_passed": verdict.passed,
+            "judge_rating": verdict.rating,
+            "judge_feedback": redact_secrets(verdict.feedback or "", hidden),
+        }
+    _log(key, EVALUATOR, workflow_run_id, verdict, recorded=False)
+    return _store(
+        workspace_id=key.workspace_id,
+        endpoint=EVALUATOR,
+        workflow_run_id=workflow_run_id,
+        body=body,
+    )
+
+
 def _evaluation_start(
     *,
     key: BridgeKey,
@@ -168,33 +299,46 @@ def _evaluation_start(
     user: str,
     variables: dict[str, Any],
     mask_variables: list[str] | None,
-) -> BridgeAnswer | _EvaluationPlan:
-    """A finished answer (a replay, or an inline rule) or the plan for judging a challenge."""
+    judging: InlineJudging | None = None,
+    judgement: ChainedJudgement | None = None,
+    link_code: str = "",
+) -> BridgeAnswer | _EvaluationPlan | _InlineJudgePlan:
+    """A finished answer (a replay, or an inline rule) or the plan for judging."""
     workspace_id = key.workspace_id
     stored = _stored_answer(
         workspace_id=workspace_id, endpoint=EVALUATOR, workflow_run_id=workflow_run_id
     )
     if stored is not None:
         return BridgeAnswer(stored, replayed=True)
+    if link_code:
+        bridge_link_dify_user(workspace=key.workspace, user=user, link_code=link_code)
 
     if not challenge_ref:
-        hidden_names = list(mask_variables or [])
-        verdict = _inline_verdict(inline=inline or {}, output=output)
-        body = _answer_body(
+        hidden = _masked_values(variables, list(mask_variables or []))
+        if judging is not None:
+            verdict = _judged_inline(judging=judging, output=output, judgement=judgement)
+            if verdict is None:
+                return _InlineJudgePlan(judging=judging, hidden=hidden)
+        else:
+            if judgement is not None:
+                raise ApplicationError(
+                    "judge_passed, judge_rating, judge_feedback and judge_raw are taken for "
+                    "'llm-judge' challenges or with an inline 'evaluation_mode: llm-judge'.",
+                    fields={"judge_rating": ["Only with llm-judge evaluation."]},
+                )
+            verdict = _inline_verdict(inline=inline or {}, output=output)
+        return _inline_finish(
+            key=key,
+            workflow_run_id=workflow_run_id,
             verdict=verdict,
             output=output,
-            secret=None,
-            hidden=_masked_values(variables, hidden_names),
-        )
-        _log(key, EVALUATOR, workflow_run_id, verdict, recorded=False)
-        return _store(
-            workspace_id=workspace_id,
-            endpoint=EVALUATOR,
-            workflow_run_id=workflow_run_id,
-            body=body,
+            hidden=hidden,
+            judged=judging is not None,
         )
 
     challenge = _challenge_in_workspace(workspace_id=workspace_id, ref=challenge_ref)
+    if judgement is not None:
+        _refuse_chained_for(challenge)
     hidden_names = list(challenge.mask_variables or []) + list(mask_variables or [])
     end_user = None
     if user.startswith("account:"):
@@ -208,7 +352,7 @@ def _evaluation_start(
             raise ApplicationError(
                 "This challenge is not open for attempts.", code="challenge_closed", status=409
             )
-        end_user = end_user_for_external_id(workspace=key.workspace, external_id=user)
+        end_user = player_for_external_id(workspace=key.workspace, external_id=user)
         locked = level_locked_reason(challenge=challenge, end_user=end_user)
         if locked:
             raise ApplicationError(locked, code="level_locked", status=403)
@@ -244,7 +388,7 @@ def _evaluation_finish(
     def record() -> ChallengeAttempt:
         return attempt_record(
             challenge=plan.challenge,
-            end_user=plan.end_user,
+            end_user=end_user_for_recording(end_user=plan.end_user),
             verdict=verdict,
             prompt=redact_secrets(prompt, plan.hidden),
             response=redact_secrets(output, plan.hidden),
@@ -281,7 +425,13 @@ def bridge_challenge_evaluate(
     elapsed_ms: int | None = None,
     variables: dict[str, Any] | None = None,
     mask_variables: list[str] | None = None,
+    judging: InlineJudging | None = None,
+    judgement: ChainedJudgement | None = None,
+    link_code: str = "",
 ) -> BridgeAnswer:
+    """Evaluate one Dify output. `judging` asks for an inline llm-judge evaluation;
+    `judgement` carries an upstream judging-llm node's values, taken instead of a second
+    judge call (llm-judge evaluation only)."""
     variables = variables or {}
     plan = _evaluation_start(
         key=key,
@@ -292,16 +442,38 @@ def bridge_challenge_evaluate(
         user=user,
         variables=variables,
         mask_variables=mask_variables,
+        judging=judging,
+        judgement=judgement,
+        link_code=link_code,
     )
     if isinstance(plan, BridgeAnswer):
         return plan
-    verdict = challenge_evaluate(
-        challenge=plan.challenge,
-        end_user=plan.end_user,
-        output=output,
-        prompt=prompt,
-        variables=variables_masked(variables, plan.hidden_names),
-    )
+    if isinstance(plan, _InlineJudgePlan):
+        verdict = _inline_judge_call(judging=plan.judging, output=output)
+        return _inline_finish(
+            key=key,
+            workflow_run_id=workflow_run_id,
+            verdict=verdict,
+            output=output,
+            hidden=plan.hidden,
+            judged=True,
+        )
+    if judgement is not None:
+        verdict = chained_verdict(
+            judgement=judgement,
+            config=plan.challenge.judge_config,
+            output=output,
+            prompt=prompt,
+            secret=plan.secret,
+        )
+    else:
+        verdict = challenge_evaluate(
+            challenge=plan.challenge,
+            end_user=plan.end_user,
+            output=output,
+            prompt=prompt,
+            variables=variables_masked(variables, plan.hidden_names),
+        )
     custom_score = None
     if plan.end_user is not None:
         # A scorer plugin runs in a subprocess: keep it out of the transaction that records.
@@ -337,6 +509,9 @@ async def bridge_challenge_evaluate_async(
     elapsed_ms: int | None = None,
     variables: dict[str, Any] | None = None,
     mask_variables: list[str] | None = None,
+    judging: InlineJudging | None = None,
+    judgement: ChainedJudgement | None = None,
+    link_code: str = "",
 ) -> BridgeAnswer:
     """`bridge_challenge_evaluate` for async views: the ORM runs before and after, and the
     judge or plugin is awaited with no database connection held (SPEC §4c)."""
@@ -351,16 +526,39 @@ async def bridge_challenge_evaluate_async(
         user=user,
         variables=variables,
         mask_variables=mask_variables,
+        judging=judging,
+        judgement=judgement,
+        link_code=link_code,
     )
     if isinstance(plan, BridgeAnswer):
         return plan
-    verdict = await challenge_evaluate_async(
-        challenge=plan.challenge,
-        secret=plan.secret,
-        output=output,
-        prompt=prompt,
-        variables=variables_masked(variables, plan.hidden_names),
-    )
+    if isinstance(plan, _InlineJudgePlan):
+        verdict = await _inline_judge_call_async(judging=plan.judging, output=output)
+        return await run_orm(
+            _inline_finish,
+            key=key,
+            workflow_run_id=workflow_run_id,
+            verdict=verdict,
+            output=output,
+            hidden=plan.hidden,
+            judged=True,
+        )
+    if judgement is not None:
+        verdict = chained_verdict(
+            judgement=judgement,
+            config=plan.challenge.judge_config,
+            output=output,
+            prompt=prompt,
+            secret=plan.secret,
+        )
+    else:
+        verdict = await challenge_evaluate_async(
+            challenge=plan.challenge,
+            secret=plan.secret,
+            output=output,
+            prompt=prompt,
+            variables=variables_masked(variables, plan.hidden_names),
+        )
     custom_score = None
     if plan.end_user is not None:
         custom_score = await attempt_custom_score_async(

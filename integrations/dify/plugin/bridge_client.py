@@ -13,6 +13,7 @@ import httpx
 
 EVALUATOR_PATH = "/bridge/dify/challenge-evaluator"
 JUDGE_PATH = "/bridge/dify/judging-llm"
+TEAM_PATH = "/bridge/dify/team-challenge"
 RETRIES = 2
 
 
@@ -75,14 +76,43 @@ def evaluate(
     success_pattern: str = "",
     tokens_total: int | None = None,
     elapsed_ms: int | None = None,
+    judge_passed: bool | None = None,
+    judge_rating: float | None = None,
+    judge_feedback: str = "",
+    evaluation_mode: str = "",
+    goal: str = "",
+    judge_model: str = "",
+    rating_scale: int | None = None,
+    pass_threshold: float | None = None,
+    link_code: str = "",
     timeout: float = 30.0,
 ) -> dict:
-    """POST /bridge/dify/challenge-evaluator → {challenge_succeeded, message, …, output}."""
+    """POST /bridge/dify/challenge-evaluator → {challenge_succeeded, message, …, output}.
+
+    `judge_passed`/`judge_rating`/`judge_feedback` chain an upstream judging-llm node's
+    outputs (llm-judge challenges, no second judge call); `evaluation_mode="llm-judge"`
+    with `goal` and the judge settings judges inline, never recorded.
+    """
+    llm_judge = evaluation_mode == "llm-judge" and not challenge_id
+    judge_config = _drop_empty(
+        {
+            "judge_model": judge_model,
+            "rating_scale": int(rating_scale) if rating_scale not in (None, "") else None,
+            "pass_threshold": pass_threshold,
+        }
+    )
     payload = _drop_empty(
         {
             "challenge_id": challenge_id,
-            "success_type": success_type if not challenge_id else "",
-            "success_pattern": success_pattern if not challenge_id else "",
+            "evaluation_mode": "llm-judge" if llm_judge else "",
+            "goal": goal if llm_judge else "",
+            "judge_config": judge_config if llm_judge and judge_config else None,
+            "success_type": success_type if not (challenge_id or llm_judge) else "",
+            "success_pattern": success_pattern if not (challenge_id or llm_judge) else "",
+            "judge_passed": judge_passed,
+            "judge_rating": judge_rating,
+            "judge_feedback": judge_feedback,
+            "link_code": link_code,
             "user": user,
             "prompt": prompt,
             "workflow_run_id": workflow_run_id,
@@ -119,6 +149,33 @@ def judge(
     )
     payload.update(goal=goal or "", response=response or "")
     return _post(base_url, JUDGE_PATH, bridge_key, payload, timeout)
+
+
+def team_challenge(
+    *,
+    base_url: str,
+    bridge_key: str,
+    red_blue_challenge_id: str,
+    team_choice: str,
+    prompt: str,
+    user: str,
+    workflow_run_id: str,
+    timeout: float = 120.0,
+) -> dict:
+    """POST /bridge/dify/team-challenge → {team, judge_passed, judge_rating, judge_feedback,
+    categories, team_points, total_points, status, submission_id, pairing_id}.
+
+    `prompt` is the attack (team red) or the defence (team blue)."""
+    team = (team_choice or "").strip().lower()
+    field = "defense_prompt" if team == "blue" else "attack_prompt"
+    payload = {
+        "red_blue_challenge_id": red_blue_challenge_id,
+        "team_choice": team,
+        field: prompt or "",
+        "user": user,
+        "workflow_run_id": workflow_run_id,
+    }
+    return _post(base_url, TEAM_PATH, bridge_key, payload, timeout)
 
 
 def check_key(*, base_url: str, bridge_key: str) -> None:

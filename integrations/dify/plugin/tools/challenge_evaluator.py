@@ -6,6 +6,15 @@ from dify_plugin import Tool
 from dify_plugin.entities.tool import ToolInvokeMessage
 
 
+def _flag(value: Any) -> bool | None:
+    # Dify hands a boolean form field over as a bool, a string or nothing at all.
+    if value in (None, ""):
+        return None
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "1", "yes")
+    return bool(value)
+
+
 class ChallengeEvaluatorTool(Tool):
     def _invoke(self, tool_parameters: dict[str, Any]) -> Generator[ToolInvokeMessage]:
         credentials = self.runtime.credentials
@@ -22,6 +31,15 @@ class ChallengeEvaluatorTool(Tool):
                 success_pattern=tool_parameters.get("success_pattern") or "",
                 tokens_total=tool_parameters.get("tokens_total"),
                 elapsed_ms=tool_parameters.get("elapsed_ms"),
+                judge_passed=_flag(tool_parameters.get("judge_passed")),
+                judge_rating=tool_parameters.get("judge_rating"),
+                judge_feedback=tool_parameters.get("judge_feedback") or "",
+                evaluation_mode=tool_parameters.get("evaluation_mode") or "",
+                goal=tool_parameters.get("goal") or "",
+                judge_model=tool_parameters.get("judge_model") or "",
+                rating_scale=tool_parameters.get("rating_scale"),
+                pass_threshold=tool_parameters.get("pass_threshold"),
+                link_code=tool_parameters.get("link_code") or "",
             )
         except BridgeError as exc:
             raise ValueError(str(exc)) from None
