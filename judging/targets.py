@@ -23,7 +23,6 @@ from core.egress import refusal_in, url_refusal
 from core.threads import run_blocking
 from judging.clients import async_openai_client, http_client, openai_client
 
-PROVIDERS = ("offline", "openai", "dify")
 # Model parameters a creator may pass through to an OpenAI-compatible endpoint.
 OPENAI_PARAMS = (
     "temperature",

@@ -32,7 +32,7 @@ from core.threads import run_orm
 from judging.errors import JudgeConfigError
 from judging.judge_config import judge_config_parse
 from judging.llm_judge import judge_with_llm, judge_with_llm_async
-from judging.rules import PatternError, compile_pattern, evaluate_rule
+from judging.rules import SUCCESS_TYPES, PatternError, compile_pattern, evaluate_rule
 from judging.verdicts import Verdict
 from players.link_codes import end_user_for_recording, player_for_external_id
 from players.models import EndUser
@@ -41,7 +41,6 @@ logger = logging.getLogger(__name__)
 
 EVALUATOR = "challenge-evaluator"
 JUDGE = "judging-llm"
-INLINE_SUCCESS_TYPES = ("contains", "regex")
 RULES_MODE = "rules"
 LLM_JUDGE_MODE = "llm-judge"
 EVALUATION_MODES = (RULES_MODE, LLM_JUDGE_MODE)
@@ -90,7 +89,7 @@ def _challenge_in_workspace(*, workspace_id, ref: str) -> Challenge:
 def _inline_verdict(*, inline: dict[str, Any], output: str) -> Verdict:
     success_type = inline.get("success_type") or "contains"
     pattern = inline.get("success_pattern") or ""
-    if success_type not in INLINE_SUCCESS_TYPES:
+    if success_type not in SUCCESS_TYPES:
         raise ApplicationError(
             "Inline 'success_type' must be 'contains' or 'regex'.",
             fields={"success_type": ["contains or regex"]},
