@@ -40,6 +40,9 @@ def test_it_shows_the_current_profile(browser):
     html = response.content.decode()
     assert 'value="Grace"' in html
     assert "csrfmiddlewaretoken" in html
+    title = html.split("<title>", 1)[1].split("</title>", 1)[0]
+    assert title.strip() == "Your profile · Prompt Hacking Challenges"
+    assert html.count('<section class="dify-links">') == 1
 
 
 def test_it_saves_the_profile_and_renames_the_end_users(browser, player):
