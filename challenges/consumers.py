@@ -48,13 +48,17 @@ class ChallengeLeaderboardConsumer(AsyncJsonWebsocketConsumer):
             with contextlib.suppress(Exception):  # the client may already be gone
                 await send({"type": "websocket.close", "code": self.close_code_internal_error})
 
+    async def board(self) -> tuple[dict, str] | None:
+        """(the standings to send on connect, the group of later pushes), None if unknown."""
+        standings = await _visible_standings(self.scope["url_route"]["kwargs"]["challenge_id"])
+        return (standings, leaderboard_group(standings["challenge_id"])) if standings else None
+
     async def connect(self):
-        challenge_id = self.scope["url_route"]["kwargs"]["challenge_id"]
-        standings = await _visible_standings(challenge_id)
-        if standings is None:
+        board = await self.board()
+        if board is None:
             await self.close(code=4404)
             return
-        group = leaderboard_group(standings["challenge_id"])
+        standings, group = board
         try:
             await self._with_redis_retries(self.channel_layer.group_add, group)
         except RedisError as error:
@@ -112,20 +116,6 @@ class CollectionLeaderboardConsumer(ChallengeLeaderboardConsumer):
     """/ws/leaderboards/collection/<id>/: a public collection's standings on connect and
     after every change that alters them."""
 
-    async def connect(self):
-        collection_id = self.scope["url_route"]["kwargs"]["collection_id"]
-        standings = await _collection_standings(collection_id)
-        if standings is None:
-            await self.close(code=4404)
-            return
-        group = collection_group(standings["collection_id"])
-        try:
-            await self._with_redis_retries(self.channel_layer.group_add, group)
-        except RedisError as error:
-            logger.warning("Live board socket refused: could not join %s: %r", group, error)
-            await self.accept()
-            await self.close(code=self.close_code_internal_error)
-            return
-        self.group = group
-        await self.accept()
-        await self.send_json(standings)
+    async def board(self) -> tuple[dict, str] | None:
+        standings = await _collection_standings(self.scope["url_route"]["kwargs"]["collection_id"])
+        return (standings, collection_group(standings["collection_id"])) if standings else None
