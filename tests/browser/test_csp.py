@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from challenges.services.secrets import secret_create
-from tests.browser.test_play_in_browser import chromium, page  # noqa: F401 (fixtures)
+from tests.browser.test_play_in_browser import page  # noqa: F401 (fixture)
 from tests.factories import make_challenge, make_workspace
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

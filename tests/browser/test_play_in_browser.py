@@ -13,45 +13,13 @@ import pytest
 
 from challenges.services.challenges import challenge_update
 from challenges.services.secrets import secret_create
+from tests.browser.conftest import TIMEOUT_MS
 from tests.challenges.test_xss import VECTORS
-from tests.conftest import require_service
 from tests.factories import make_challenge, make_workspace
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 DOCS_SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "challenge-page.png"
-TIMEOUT_MS = 15_000
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def chromium(monkeypatch):
-    # Playwright's sync API runs an event loop in this thread; our ORM calls here are
-    # plain synchronous test set-up and checks, not async code.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    require_service("Chromium", os.path.exists(CHROMIUM), f"{CHROMIUM} is not installed")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as exc:
-        require_service("Chromium", False, f"playwright is not importable: {exc}")
-    playwright = sync_playwright().start()
-    try:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-    except Exception as exc:
-        playwright.stop()
-        require_service("Chromium", False, f"it did not start: {exc}")
-    yield browser
-    browser.close()
-    playwright.stop()
 
 
 @pytest.fixture

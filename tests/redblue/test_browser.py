@@ -3,7 +3,7 @@ the standings change without a reload."""
 
 import pytest
 
-from tests.browser.test_play_in_browser import chromium  # noqa: F401 - the shared fixture
+from tests.browser.conftest import chromium  # noqa: F401 - the shared fixture
 from tests.factories import make_player, make_workspace
 from tests.redblue.conftest import ROLEPLAY_ATTACK, WEAK_DEFENSE, make_red_blue
 
