@@ -112,6 +112,10 @@ else:
     # SQLite waits for a lock instead of failing at once under concurrent writers.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# The raw lanes (core/fastlane.py) keep their own asyncio psycopg pool per worker process,
+# used only on PostgreSQL with Redis; LANES=false sends every request through Django.
+LANES = env.bool("LANES", default=True)
+LANE_DB_POOL_SIZE = env.int("LANE_DB_POOL_SIZE", default=8)
 
 # --- Redis: cache, channel layer, Celery broker -----------------------------------
 REDIS_URL = env.str("REDIS_URL", default="")

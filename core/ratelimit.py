@@ -19,6 +19,10 @@ __all__ = [
     "in_flight_release",
     "parse_rate",
     "rate_limit_hit",
+    "RateCount",
+    "RateLimit",
+    "rate_count_undo_async",
+    "rate_limits_count_async",
 ]
 
 
@@ -58,14 +62,17 @@ def _count_hit(cache_key: str, window_seconds: int) -> int:
         return 1
 
 
-def rate_limit_hit(*, scope: str, key: str, limit: int, window_seconds: int) -> None:
-    """Count one hit; raise a 429 ApplicationError with Retry-After when over the limit."""
-    if limit <= 0:
-        return
+def _window(window_seconds: int) -> tuple[int, int]:
     now = int(time.time())
-    window_start = now - now % window_seconds
+    return now, now - now % window_seconds
+
+
+def _hit_key(*, scope: str, key: str, window_start: int) -> str:
     prefix = settings.CACHES["default"].get("KEY_PREFIX", "")
-    count = _count_hit(f"{prefix}:rl:{scope}:{key}:{window_start}", window_seconds)
+    return f"{prefix}:rl:{scope}:{key}:{window_start}"
+
+
+def _refuse_over_limit(*, count: int, limit: int, now: int, window_start: int, window_seconds: int):
     if count > limit:
         retry_after = max(window_start + window_seconds - now, 1)
         raise ApplicationError(
@@ -74,6 +81,72 @@ def rate_limit_hit(*, scope: str, key: str, limit: int, window_seconds: int) -> 
             status=429,
             headers={"Retry-After": str(retry_after)},
         )
+
+
+def rate_limit_hit(*, scope: str, key: str, limit: int, window_seconds: int) -> None:
+    """Count one hit; raise a 429 ApplicationError with Retry-After when over the limit."""
+    if limit <= 0:
+        return
+    now, window_start = _window(window_seconds)
+    count = _count_hit(_hit_key(scope=scope, key=key, window_start=window_start), window_seconds)
+    _refuse_over_limit(
+        count=count, limit=limit, now=now, window_start=window_start, window_seconds=window_seconds
+    )
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    scope: str
+    key: str
+    limit: int
+    window_seconds: int
+
+
+@dataclass(frozen=True)
+class RateCount:
+    """One counted hit: where it was counted and how many the window now holds."""
+
+    limit: RateLimit
+    hit_key: str
+    count: int
+    now: int
+    window_start: int
+
+    @property
+    def over(self) -> bool:
+        return self.limit.limit > 0 and self.count > self.limit.limit
+
+    def refuse_if_over(self) -> None:
+        if self.limit.limit > 0:
+            _refuse_over_limit(
+                count=self.count,
+                limit=self.limit.limit,
+                now=self.now,
+                window_start=self.window_start,
+                window_seconds=self.limit.window_seconds,
+            )
+
+
+async def rate_limits_count_async(redis_client, limits: list[RateLimit]) -> list[RateCount]:
+    """Count one hit on each limit (`rate_limit_hit`'s counters) in one Redis round trip."""
+    pipe = redis_client.pipeline(transaction=False)
+    windows = []
+    for limit in limits:
+        now, window_start = _window(limit.window_seconds)
+        hit_key = _hit_key(scope=limit.scope, key=limit.key, window_start=window_start)
+        pipe.incr(hit_key)
+        pipe.expire(hit_key, limit.window_seconds + 5, nx=True)
+        windows.append((now, window_start, hit_key))
+    replies = await pipe.execute()
+    return [
+        RateCount(limit=limit, hit_key=hit_key, count=int(count), now=now, window_start=start)
+        for limit, (now, start, hit_key), count in zip(limits, windows, replies[::2], strict=True)
+    ]
+
+
+async def rate_count_undo_async(redis_client, count: RateCount) -> None:
+    """Take a counted hit back (the call turned out to be a repeat that costs nothing)."""
+    await redis_client.decr(count.hit_key)
 
 
 # --- In-flight caps -----------------------------------------------------------------------

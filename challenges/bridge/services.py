@@ -57,7 +57,7 @@ def variables_masked(variables: dict[str, Any], names: list[str]) -> dict[str, A
     return {name: REDACTED if name in hidden else value for name, value in variables.items()}
 
 
-def _masked_values(variables: dict[str, Any], names: list[str]) -> list[str]:
+def masked_values(variables: dict[str, Any], names: list[str]) -> list[str]:
     return [
         str(variables[name])
         for name in names
@@ -198,7 +198,7 @@ def _refuse_chained_for(challenge: Challenge) -> None:
         )
 
 
-def _answer_body(*, verdict: Verdict, output: str, secret: str | None, hidden: list[str]) -> dict:
+def answer_body(*, verdict: Verdict, output: str, secret: str | None, hidden: list[str]) -> dict:
     def clean(text: str) -> str:
         return redact_secrets(text or "", [secret, *hidden])
 
@@ -244,7 +244,7 @@ def _store(
 
 
 @dataclass(frozen=True)
-class _EvaluationPlan:
+class EvaluationPlan:
     """What a challenge-evaluator call read from the database before judging."""
 
     challenge: Challenge
@@ -271,7 +271,7 @@ def _inline_finish(
     hidden: list[str],
     judged: bool,
 ) -> BridgeAnswer:
-    body = _answer_body(verdict=verdict, output=output, secret=None, hidden=hidden)
+    body = answer_body(verdict=verdict, output=output, secret=None, hidden=hidden)
     if judged:
         body = {
             **body,
@@ -279,7 +279,7 @@ def _inline_finish(
             "judge_rating": verdict.rating,
             "judge_feedback": redact_secrets(verdict.feedback or "", hidden),
         }
-    _log(key, EVALUATOR, workflow_run_id, verdict, recorded=False)
+    bridge_call_log(key, EVALUATOR, workflow_run_id, verdict, recorded=False)
     return _store(
         workspace_id=key.workspace_id,
         endpoint=EVALUATOR,
@@ -301,7 +301,7 @@ def _evaluation_start(
     judging: InlineJudging | None = None,
     judgement: ChainedJudgement | None = None,
     link_code: str = "",
-) -> BridgeAnswer | _EvaluationPlan | _InlineJudgePlan:
+) -> BridgeAnswer | EvaluationPlan | _InlineJudgePlan:
     """A finished answer (a replay, or an inline rule) or the plan for judging."""
     workspace_id = key.workspace_id
     stored = _stored_answer(
@@ -313,7 +313,7 @@ def _evaluation_start(
         bridge_link_dify_user(workspace=key.workspace, user=user, link_code=link_code)
 
     if not challenge_ref:
-        hidden = _masked_values(variables, list(mask_variables or []))
+        hidden = masked_values(variables, list(mask_variables or []))
         if judging is not None:
             verdict = _judged_inline(judging=judging, output=output, judgement=judgement)
             if verdict is None:
@@ -361,18 +361,18 @@ def _evaluation_start(
             limit=challenge.max_attempts_per_hour,
             window_seconds=3600,
         )
-    return _EvaluationPlan(
+    return EvaluationPlan(
         challenge=challenge,
         end_user=end_user,
         secret=secret_value_for(challenge=challenge, end_user=end_user),
         hidden_names=hidden_names,
-        hidden=_masked_values(variables, hidden_names),
+        hidden=masked_values(variables, hidden_names),
     )
 
 
-def _evaluation_finish(
+def evaluation_finish(
     *,
-    plan: _EvaluationPlan,
+    plan: EvaluationPlan,
     key: BridgeKey,
     workflow_run_id: str,
     output: str,
@@ -382,7 +382,7 @@ def _evaluation_finish(
     verdict: Verdict,
     custom_score: float | None,
 ) -> BridgeAnswer:
-    body = _answer_body(verdict=verdict, output=output, secret=plan.secret, hidden=plan.hidden)
+    body = answer_body(verdict=verdict, output=output, secret=plan.secret, hidden=plan.hidden)
 
     def record() -> ChallengeAttempt:
         return attempt_record(
@@ -407,7 +407,9 @@ def _evaluation_finish(
         body=body,
         record=record if recorded else None,
     )
-    _log(key, EVALUATOR, workflow_run_id, verdict, recorded=recorded, challenge=plan.challenge)
+    bridge_call_log(
+        key, EVALUATOR, workflow_run_id, verdict, recorded=recorded, challenge=plan.challenge
+    )
     return answer
 
 
@@ -482,7 +484,7 @@ def bridge_challenge_evaluate(
             tokens_total=tokens_total,
             elapsed_ms=elapsed_ms,
         )
-    return _evaluation_finish(
+    return evaluation_finish(
         plan=plan,
         key=key,
         workflow_run_id=workflow_run_id,
@@ -567,7 +569,7 @@ async def bridge_challenge_evaluate_async(
             elapsed_ms=elapsed_ms,
         )
     return await run_orm(
-        _evaluation_finish,
+        evaluation_finish,
         plan=plan,
         key=key,
         workflow_run_id=workflow_run_id,
@@ -638,13 +640,13 @@ def _judge_store(*, key: BridgeKey, workflow_run_id: str, verdict: Verdict) -> B
     }
     if verdict.raw:
         body["judge_raw"] = verdict.raw
-    _log(key, JUDGE, workflow_run_id, verdict, recorded=False)
+    bridge_call_log(key, JUDGE, workflow_run_id, verdict, recorded=False)
     return _store(
         workspace_id=key.workspace_id, endpoint=JUDGE, workflow_run_id=workflow_run_id, body=body
     )
 
 
-def _log(key, endpoint, workflow_run_id, verdict, *, recorded, challenge=None) -> None:
+def bridge_call_log(key, endpoint, workflow_run_id, verdict, *, recorded, challenge=None) -> None:
     # Ids and outcomes only: outputs, prompts and variables may hold what must stay hidden.
     logger.info(
         "bridge_call endpoint=%s workspace=%s key=%s run=%s challenge=%s passed=%s recorded=%s",

@@ -13,7 +13,7 @@ from challenges.live import (
     leaderboard_push_on_commit,
 )
 from challenges.models import Challenge, ChallengeAttempt, LeaderboardEntry
-from challenges.scoring import standing_for
+from challenges.scoring import Standing, standing_for
 from challenges.services.secrets import secret_value_for
 from core.errors import ApplicationError
 from core.redaction import redact_secrets, redact_secrets_in_json
@@ -25,7 +25,7 @@ def _fingerprint(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest() if text else ""
 
 
-def attempt_record(
+def attempt_build(
     *,
     challenge: Challenge,
     end_user: EndUser,
@@ -38,16 +38,11 @@ def attempt_record(
     idempotency_key: str | None = None,
     workflow_run_id: str = "",
     custom_score: float | None = None,
-) -> ChallengeAttempt:
-    """Write the attempt and keep the player's leaderboard entry current, atomically.
-
-    With an idempotency key already used in the workspace, the first attempt is
-    returned and nothing is written.
-    """
+    secret: str | None = None,
+) -> tuple[ChallengeAttempt, Standing]:
+    """The unsaved attempt, secrets redacted, and its standing under the strategy."""
     if end_user.workspace_id != challenge.workspace_id:
         raise ApplicationError("The player does not belong to this challenge's workspace.")
-
-    secret = secret_value_for(challenge=challenge, end_user=end_user)
     standing = standing_for(
         challenge.scoring_strategy,
         elapsed_ms=elapsed_ms,
@@ -78,6 +73,42 @@ def attempt_record(
     if verdict.passed or challenge.keep_failed_prompts:
         attempt.prompt = redact_secrets(prompt, [secret])
         attempt.response = redact_secrets(response, [secret])
+    return attempt, standing
+
+
+def attempt_record(
+    *,
+    challenge: Challenge,
+    end_user: EndUser,
+    verdict: Verdict,
+    prompt: str = "",
+    response: str = "",
+    tokens_total: int | None = None,
+    elapsed_ms: int | None = None,
+    source: str = ChallengeAttempt.Source.WEB,
+    idempotency_key: str | None = None,
+    workflow_run_id: str = "",
+    custom_score: float | None = None,
+) -> ChallengeAttempt:
+    """Write the attempt and keep the player's leaderboard entry current, atomically.
+
+    With an idempotency key already used in the workspace, the first attempt is
+    returned and nothing is written.
+    """
+    attempt, standing = attempt_build(
+        challenge=challenge,
+        end_user=end_user,
+        verdict=verdict,
+        prompt=prompt,
+        response=response,
+        tokens_total=tokens_total,
+        elapsed_ms=elapsed_ms,
+        source=source,
+        idempotency_key=idempotency_key,
+        workflow_run_id=workflow_run_id,
+        custom_score=custom_score,
+        secret=secret_value_for(challenge=challenge, end_user=end_user),
+    )
     try:
         with transaction.atomic():
             attempt.save(force_insert=True)
@@ -105,7 +136,7 @@ def attempt_record(
     return attempt
 
 
-_UPSERT_COLUMNS = (
+LEADERBOARD_UPSERT_COLUMNS = (
     "challenge_id",
     "end_user_id",
     "attempt_id",
@@ -117,17 +148,20 @@ _UPSERT_COLUMNS = (
     "elapsed_ms",
     "first_succeeded_at",
 )
-_REPLACED_ON_IMPROVEMENT = _UPSERT_COLUMNS[2:-1]
+_REPLACED_ON_IMPROVEMENT = LEADERBOARD_UPSERT_COLUMNS[2:-1]
 
 
-def _leaderboard_upsert_sql() -> str:
+def leaderboard_upsert_sql(rows: str | None = None) -> str:
+    """INSERT the entry `rows` gives (default: one VALUES row of parameters), replacing the
+    player's entry only when it ranks better; RETURNING a row only when the entry changed."""
     table = LeaderboardEntry._meta.db_table
-    columns = ", ".join(_UPSERT_COLUMNS)
-    placeholders = ", ".join(["%s"] * len(_UPSERT_COLUMNS))
+    columns = ", ".join(LEADERBOARD_UPSERT_COLUMNS)
+    if rows is None:
+        rows = "VALUES (" + ", ".join(["%s"] * len(LEADERBOARD_UPSERT_COLUMNS)) + ")"
     updates = ", ".join(f"{name} = excluded.{name}" for name in _REPLACED_ON_IMPROVEMENT)
     # Only our own table and column names are interpolated; values go as parameters.
     return (
-        f"INSERT INTO {table} AS entry ({columns}) VALUES ({placeholders}) "  # noqa: S608
+        f"INSERT INTO {table} AS entry ({columns}) {rows} "  # noqa: S608
         "ON CONFLICT (challenge_id, end_user_id) DO UPDATE SET "
         f"{updates} "
         "WHERE excluded.rank_value < entry.rank_value OR "
@@ -158,10 +192,10 @@ def _leaderboard_offer(attempt: ChallengeAttempt, *, rank_value: float) -> bool:
     fields = {field.attname: field for field in LeaderboardEntry._meta.concrete_fields}
     params = [
         fields[name].get_db_prep_value(values[name], connection, prepared=False)
-        for name in _UPSERT_COLUMNS
+        for name in LEADERBOARD_UPSERT_COLUMNS
     ]
     with connection.cursor() as cursor:
-        cursor.execute(_leaderboard_upsert_sql(), params)
+        cursor.execute(leaderboard_upsert_sql(), params)
         return cursor.fetchone() is not None
 
 

@@ -1,0 +1,396 @@
+"""The raw lane for `POST /bridge/dify/challenge-evaluator`: the common call, fast.
+
+It answers a Bearer-keyed, well-formed call for a stored rules challenge with the full
+path's answer, status and headers: key and player rate limits (one Redis round trip),
+stored-answer replay, the rules evaluator with the echo rule, masking, and one SQL
+statement recording delivery and attempt (`recording.py`). Anything else is handed to
+Django unchanged — a signed call, an inline rule, an llm-judge or plugin challenge, a
+level of an in-order collection, a player over the hourly limit, a success that changes
+the board, a field the DRF serializer would reshape or refuse, a stale cache — so errors
+and rare cases keep exactly one implementation.
+
+Key, challenge and player are looked up once per process and kept; the recording
+statement re-checks all of them, and a mismatch drops the cache and hands the call on.
+"""
+
+import logging
+import uuid
+from collections import Counter, OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from django.conf import settings
+
+from challenges.bridge import recording, services
+from challenges.bridge.auth import key_for_bearer
+from challenges.bridge.signatures import key_hash
+from challenges.models import BridgeKey, Challenge, ChallengeAttempt, CollectionItem, Secret
+from challenges.services.attempts import attempt_build
+from challenges.services.evaluation import challenge_evaluate_async
+from challenges.services.secrets import player_secret
+from core.aio_clients import postgres_in_use, redis_client
+from core.errors import ApplicationError
+from core.fastlane import LaneRequest, error_body, lane_read_body, lane_respond_json
+from core.ratelimit import (
+    RateLimit,
+    parse_rate,
+    rate_count_undo_async,
+    rate_limits_count_async,
+)
+from core.redaction import redact_secrets
+from core.threads import run_orm
+from players.models import EndUser
+from players.services import end_user_for_external_id
+
+logger = logging.getLogger(__name__)
+
+MAX_STORED_INTEGER = 2**31 - 1
+_REQUIRED = frozenset({"challenge_id", "output", "user", "workflow_run_id"})
+_OPTIONAL = frozenset({"prompt", "tokens_total", "elapsed_ms", "variables", "mask_variables"})
+# The DRF serializer's max_length of each text field (challenges/bridge/api.py).
+_TEXT_LIMITS = {
+    "challenge_id": 100,
+    "user": 255,
+    "workflow_run_id": 100,
+    "output": 100_000,
+    "prompt": 100_000,
+}
+_TRIMMED = ("challenge_id", "user", "workflow_run_id")
+_CACHE_SIZE = 50_000
+# DRF's APIView names the allowed methods on every answer.
+_ALLOW = ((b"allow", b"POST, OPTIONS"),)
+
+
+@dataclass(frozen=True)
+class _Call:
+    challenge_ref: str
+    output: str
+    user: str
+    workflow_run_id: str
+    prompt: str
+    tokens_total: int | None
+    elapsed_ms: int | None
+    variables: dict[str, Any]
+    mask_variables: list[str]
+
+
+@dataclass(frozen=True)
+class _Challenge:
+    challenge: Challenge
+    secret: str | None
+    secret_updated_at: Any
+    # A level of an in-order collection: Django's path checks the levels before it.
+    leveled: bool
+
+
+@dataclass(frozen=True)
+class _Player:
+    identity_id: Any
+    linked_to_id: Any
+    end_user: EndUser
+
+
+class _Lru(OrderedDict):
+    def remember(self, key, value):
+        self[key] = value
+        if len(self) > _CACHE_SIZE:
+            self.popitem(last=False)
+        return value
+
+
+# How this process's calls went: answered by the lane, or handed to Django.
+lane_counts: Counter = Counter()
+
+_keys: _Lru = _Lru()
+_challenges: _Lru = _Lru()
+_players: _Lru = _Lru()
+
+
+def lane_caches_clear() -> None:
+    _keys.clear()
+    _challenges.clear()
+    _players.clear()
+
+
+def lane_enabled() -> bool:
+    return settings.LANES and bool(settings.REDIS_URL) and postgres_in_use()
+
+
+def _is_count(value: Any) -> bool:
+    return value is None or (
+        type(value) is int and 0 <= value <= MAX_STORED_INTEGER  # noqa: E721 - not bool
+    )
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def call_parse(body: bytes) -> _Call | None:
+    """The call when the DRF serializer would take it exactly as sent, else None."""
+    if b"\\u0000" in body or b"\x00" in body:
+        return None
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(data, dict) or not _REQUIRED <= data.keys() <= _REQUIRED | _OPTIONAL:
+        return None
+    for name, limit in _TEXT_LIMITS.items():
+        value = data.get(name, "")
+        if not isinstance(value, str) or len(value) > limit:
+            return None
+    if any(not data[name] or data[name] != data[name].strip() for name in _TRIMMED):
+        return None
+    if data["user"].startswith("account:"):
+        return None
+    if not (_is_count(data.get("tokens_total")) and _is_count(data.get("elapsed_ms"))):
+        return None
+    variables = data.get("variables", {})
+    if not isinstance(variables, dict) or not all(map(_is_scalar, variables.values())):
+        return None
+    masked = data.get("mask_variables", [])
+    if not isinstance(masked, list) or len(masked) > 100:
+        return None
+    if not all(isinstance(n, str) and n and n == n.strip() and len(n) <= 200 for n in masked):
+        return None
+    return _Call(
+        challenge_ref=data["challenge_id"],
+        output=data["output"],
+        user=data["user"],
+        workflow_run_id=data["workflow_run_id"],
+        prompt=data.get("prompt", ""),
+        tokens_total=data.get("tokens_total"),
+        elapsed_ms=data.get("elapsed_ms"),
+        variables=variables,
+        mask_variables=masked,
+    )
+
+
+async def _key(raw: str) -> BridgeKey | None:
+    hashed = key_hash(raw)
+    if hashed in _keys:
+        return _keys[hashed]
+    key = await run_orm(key_for_bearer, raw)
+    return _keys.remember(hashed, key) if key is not None else None
+
+
+def _challenge_load(*, workspace_id, ref: str) -> _Challenge | None:
+    challenges = Challenge.objects.filter(workspace_id=workspace_id)
+    try:
+        challenge = challenges.filter(id=uuid.UUID(ref)).first()
+    except ValueError:
+        challenge = challenges.filter(slug=ref).first()
+    if challenge is None:
+        return None
+    secret = (
+        Secret.objects.filter(workspace_id=workspace_id, name=challenge.secret_ref)
+        .values_list("value", "updated_at")
+        .first()
+    )
+    return _Challenge(
+        challenge=challenge,
+        secret=secret[0] if secret else None,
+        secret_updated_at=secret[1] if secret else None,
+        leveled=CollectionItem.objects.filter(
+            challenge=challenge, collection__in_order=True
+        ).exists(),
+    )
+
+
+async def _challenge(*, workspace_id, ref: str) -> _Challenge | None:
+    cache_key = (workspace_id, ref)
+    if cache_key in _challenges:
+        return _challenges[cache_key]
+    found = await run_orm(_challenge_load, workspace_id=workspace_id, ref=ref)
+    return _challenges.remember(cache_key, found) if found is not None else None
+
+
+def _player_load(*, workspace, external_id: str) -> _Player:
+    identity = end_user_for_external_id(workspace=workspace, external_id=external_id)
+    linked = EndUser.objects.get(pk=identity.linked_to_id) if identity.linked_to_id else None
+    return _Player(
+        identity_id=identity.id, linked_to_id=identity.linked_to_id, end_user=linked or identity
+    )
+
+
+async def _player(*, workspace, external_id: str) -> _Player:
+    cache_key = (workspace.id, external_id)
+    if cache_key in _players:
+        return _players[cache_key]
+    found = await run_orm(_player_load, workspace=workspace, external_id=external_id)
+    return _players.remember(cache_key, found)
+
+
+def _lane_takes(entry: _Challenge) -> bool:
+    challenge = entry.challenge
+    return (
+        not entry.leveled
+        and challenge.evaluator_type == Challenge.EvaluatorType.RULES
+        and challenge.scoring_strategy != "custom"
+        and challenge.is_open()
+    )
+
+
+def _secret(entry: _Challenge, player: _Player) -> str | None:
+    challenge = entry.challenge
+    if challenge.secret_per_player:
+        return player_secret(challenge=challenge, player_key=player.end_user.external_id)
+    return entry.secret if challenge.secret_ref else None
+
+
+async def challenge_evaluator_lane(request: LaneRequest, send) -> bool:
+    """Answer the call and return True, or return False to hand it to Django."""
+    answered = await _lane_answer(request, send)
+    lane_counts["answered" if answered else "handed_on"] += 1
+    return answered
+
+
+async def _lane_answer(request: LaneRequest, send) -> bool:
+    if not lane_enabled():
+        return False
+    scheme, _, raw_key = request.header(b"authorization").partition(" ")
+    if scheme.lower() != "bearer" or not raw_key.strip():
+        return False
+    body = await lane_read_body(request, limit=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+    call = call_parse(body) if body is not None else None
+    if call is None:
+        return False
+    key = await _key(raw_key.strip())
+    if key is None:
+        return False
+    entry = await _challenge(workspace_id=key.workspace_id, ref=call.challenge_ref)
+    if entry is None or not _lane_takes(entry):
+        return False
+    player = await _player(workspace=key.workspace, external_id=call.user)
+    redis = redis_client()
+    limit, window = parse_rate(settings.BRIDGE_RATE_LIMIT)
+    key_count, player_count = await rate_limits_count_async(
+        redis,
+        [
+            RateLimit(scope="bridge-key", key=str(key.pk), limit=limit, window_seconds=window),
+            RateLimit(
+                scope="bridge-player",
+                key=f"{entry.challenge.id}:{player.end_user.id}",
+                limit=entry.challenge.max_attempts_per_hour,
+                window_seconds=3600,
+            ),
+        ],
+    )
+    try:
+        key_count.refuse_if_over()
+        if player_count.over:
+            # Django's path still replays a delivered run to a player over the limit.
+            return False
+        answer = await _evaluate_and_record(key=key, entry=entry, player=player, call=call)
+    except ApplicationError as exc:
+        await _respond_error(request, send, exc)
+        return True
+    if answer is None:
+        lane_caches_clear()
+        return False
+    if answer.replayed:
+        # A repeat delivery costs the player nothing on Django's path either.
+        await rate_count_undo_async(redis, player_count)
+    headers = [*_ALLOW]
+    if answer.replayed:
+        headers.append((b"idempotent-replayed", b"true"))
+    await lane_respond_json(request, send, answer.body, headers=headers)
+    return True
+
+
+async def _respond_error(request: LaneRequest, send, exc: ApplicationError) -> None:
+    headers = [(name.lower().encode(), value.encode()) for name, value in exc.headers.items()]
+    await lane_respond_json(
+        request,
+        send,
+        error_body(code=exc.code, message=exc.message, fields=exc.fields),
+        status=exc.status,
+        headers=[*_ALLOW, *headers],
+    )
+
+
+async def _evaluate_and_record(
+    *, key: BridgeKey, entry: _Challenge, player: _Player, call: _Call
+) -> services.BridgeAnswer | None:
+    challenge = entry.challenge
+    secret = _secret(entry, player)
+    hidden_names = list(challenge.mask_variables or []) + call.mask_variables
+    hidden = services.masked_values(call.variables, hidden_names)
+    verdict = await challenge_evaluate_async(
+        challenge=challenge,
+        secret=secret,
+        output=call.output,
+        prompt=call.prompt,
+        variables=services.variables_masked(call.variables, hidden_names),
+    )
+    attempt, standing = attempt_build(
+        challenge=challenge,
+        end_user=player.end_user,
+        verdict=verdict,
+        prompt=redact_secrets(call.prompt, hidden),
+        response=redact_secrets(call.output, hidden),
+        tokens_total=call.tokens_total,
+        elapsed_ms=call.elapsed_ms,
+        source=ChallengeAttempt.Source.BRIDGE,
+        idempotency_key=call.workflow_run_id,
+        workflow_run_id=call.workflow_run_id,
+        secret=secret,
+    )
+    body = {
+        **services.answer_body(verdict=verdict, output=call.output, secret=secret, hidden=hidden),
+        "attempt_id": str(attempt.id),
+    }
+
+    outcome = await recording.record_in_one_statement(
+        recording.LaneRecord(
+            key_id=key.pk,
+            workspace_id=key.workspace_id,
+            challenge_id=challenge.id,
+            challenge_updated_at=challenge.updated_at,
+            secret_ref=challenge.secret_ref,
+            secret_updated_at=entry.secret_updated_at,
+            identity_id=player.identity_id,
+            linked_to_id=player.linked_to_id,
+            player_id=player.end_user.id,
+            account_id=player.end_user.account_id,
+            attempt=attempt,
+            rank_value=standing.rank_value,
+            endpoint=services.EVALUATOR,
+            workflow_run_id=call.workflow_run_id,
+            response=body,
+        )
+    )
+    if outcome is recording.Outcome.STALE:
+        return None
+    if outcome is recording.Outcome.REPLAYED:
+        stored = await recording.stored_response(
+            workspace_id=key.workspace_id,
+            endpoint=services.EVALUATOR,
+            workflow_run_id=call.workflow_run_id,
+        )
+        return services.BridgeAnswer(stored, replayed=True) if stored is not None else None
+    if outcome is recording.Outcome.BOARD_CHANGED:
+        return await run_orm(
+            services.evaluation_finish,
+            plan=services.EvaluationPlan(
+                challenge=challenge,
+                end_user=player.end_user,
+                secret=secret,
+                hidden_names=hidden_names,
+                hidden=hidden,
+            ),
+            key=key,
+            workflow_run_id=call.workflow_run_id,
+            output=call.output,
+            prompt=call.prompt,
+            tokens_total=call.tokens_total,
+            elapsed_ms=call.elapsed_ms,
+            verdict=verdict,
+            custom_score=None,
+        )
+    services.bridge_call_log(
+        key, services.EVALUATOR, call.workflow_run_id, verdict, recorded=True, challenge=challenge
+    )
+    return services.BridgeAnswer(body)

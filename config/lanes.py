@@ -1,0 +1,10 @@
+"""The raw lanes served in front of Django (core/fastlane.py): the hot paths only."""
+
+from challenges.bridge.lane import challenge_evaluator_lane
+from core.fastlane import Lane
+
+
+def lanes_in_front_of(django_app) -> Lane:
+    lane = Lane(django_app)
+    lane.route("POST", "/bridge/dify/challenge-evaluator", challenge_evaluator_lane)
+    return lane

@@ -1,0 +1,202 @@
+"""Raw ASGI lanes for the few hot paths, in front of Django's request machinery.
+
+Django's async handler runs each sync middleware through a thread hop, so even an empty
+async view costs milliseconds of CPU. A lane answers the common, well-formed request of
+one path itself — the same status, body and headers Django would give — and hands
+everything else to Django untouched (`Lane.to_django`): bad input, other content,
+unusual hosts or schemes all get Django's answer, so the lanes add no new error paths.
+"""
+
+import functools
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from csp.utils import build_policy
+from django.conf import settings
+from django.http.request import split_domain_port, validate_host
+
+ASGIApp = Callable[[dict, Callable, Callable], Awaitable[None]]
+
+
+@dataclass
+class LaneRequest:
+    """What a lane reads of an ASGI request; `body` is read at most once."""
+
+    scope: dict[str, Any]
+    receive: Callable
+    headers: dict[bytes, bytes]
+    body: bytes | None = None
+
+    def header(self, name: bytes) -> str:
+        return self.headers.get(name, b"").decode("latin-1")
+
+    @property
+    def query(self) -> str:
+        return self.scope.get("query_string", b"").decode("latin-1")
+
+
+@functools.cache
+def _security_headers() -> tuple[tuple[bytes, bytes], ...]:
+    """The headers Django's middleware puts on an API answer (CSP without a nonce)."""
+    headers = [
+        (b"x-frame-options", settings.X_FRAME_OPTIONS.encode()),
+        (
+            b"content-security-policy",
+            build_policy(config=settings.CONTENT_SECURITY_POLICY["DIRECTIVES"]).encode(),
+        ),
+    ]
+    if settings.SECURE_CONTENT_TYPE_NOSNIFF:
+        headers.append((b"x-content-type-options", b"nosniff"))
+    if settings.SECURE_REFERRER_POLICY:
+        headers.append((b"referrer-policy", settings.SECURE_REFERRER_POLICY.encode()))
+    if settings.SECURE_CROSS_ORIGIN_OPENER_POLICY:
+        headers.append(
+            (b"cross-origin-opener-policy", settings.SECURE_CROSS_ORIGIN_OPENER_POLICY.encode())
+        )
+    return tuple(headers)
+
+
+def _is_secure(request: LaneRequest) -> bool:
+    if request.scope.get("scheme") in ("https", "wss"):
+        return True
+    proxy = settings.SECURE_PROXY_SSL_HEADER
+    if proxy:
+        name = proxy[0].removeprefix("HTTP_").lower().replace("_", "-").encode()
+        return request.headers.get(name, b"").decode("latin-1") == proxy[1]
+    return False
+
+
+def _hsts_header() -> tuple[bytes, bytes] | None:
+    if not settings.SECURE_HSTS_SECONDS:
+        return None
+    value = f"max-age={settings.SECURE_HSTS_SECONDS}"
+    if settings.SECURE_HSTS_INCLUDE_SUBDOMAINS:
+        value += "; includeSubDomains"
+    if settings.SECURE_HSTS_PRELOAD:
+        value += "; preload"
+    return (b"strict-transport-security", value.encode())
+
+
+def lane_may_answer(request: LaneRequest) -> bool:
+    """Whether Django would serve this request as it is (host allowed, no HTTPS redirect)."""
+    host = request.header(b"host")
+    domain, _ = split_domain_port(host)
+    allowed = settings.ALLOWED_HOSTS
+    if settings.DEBUG and not allowed:
+        allowed = [".localhost", "127.0.0.1", "[::1]"]
+    if not domain or not validate_host(domain, allowed):
+        return False
+    return _is_secure(request) or not settings.SECURE_SSL_REDIRECT
+
+
+async def lane_respond(
+    request: LaneRequest,
+    send: Callable,
+    *,
+    status: int,
+    body: bytes = b"",
+    headers: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    out = [(b"content-length", str(len(body)).encode()), *_security_headers()]
+    if body:
+        out.append((b"content-type", b"application/json"))
+    if _is_secure(request) and (hsts := _hsts_header()):
+        out.append(hsts)
+    out.extend(headers or ())
+    await send({"type": "http.response.start", "status": status, "headers": out})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def lane_respond_json(
+    request: LaneRequest,
+    send: Callable,
+    data: Any,
+    *,
+    status: int = 200,
+    headers: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    await lane_respond(request, send, status=status, body=orjson.dumps(data), headers=headers)
+
+
+def error_body(*, code: str, message: str, fields: dict | None = None) -> dict:
+    """The SPEC's error shape, as core.api.error_response writes it."""
+    return {"error": {"code": code, "message": message, "fields": fields or {}}}
+
+
+async def lane_read_body(request: LaneRequest, *, limit: int) -> bytes | None:
+    """The whole body when it is at most `limit` bytes, else None (Django then answers)."""
+    declared = request.headers.get(b"content-length")
+    if declared is None or not declared.isdigit() or int(declared) > limit:
+        return None
+    chunks = []
+    size = 0
+    more = True
+    while more:
+        message = await request.receive()
+        if message["type"] != "http.request":
+            return None
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        more = message.get("more_body", False)
+    request.body = b"".join(chunks)
+    return request.body
+
+
+class Lane:
+    """Routes (method, path) to lane handlers; a handler returns False to pass to Django.
+
+    A handler that read the body hands Django a receive that replays it, so Django sees
+    the request exactly as it arrived.
+    """
+
+    def __init__(self, django_app: ASGIApp) -> None:
+        self.django_app = django_app
+        self.routes: dict[tuple[str, str], Callable[..., Awaitable[bool]]] = {}
+        self.prefix_routes: list[tuple[str, str, Callable[..., Awaitable[bool]]]] = []
+
+    def route(self, method: str, path: str, handler: Callable[..., Awaitable[bool]]) -> None:
+        if path.endswith("*"):
+            self.prefix_routes.append((method, path[:-1], handler))
+        else:
+            self.routes[(method, path)] = handler
+
+    def _handler_for(self, method: str, path: str):
+        handler = self.routes.get((method, path))
+        if handler is not None:
+            return handler
+        for route_method, prefix, candidate in self.prefix_routes:
+            if method == route_method and path.startswith(prefix):
+                return candidate
+        return None
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        handler = None
+        if scope["type"] == "http":
+            handler = self._handler_for(scope["method"], scope["path"])
+        if handler is None:
+            await self.django_app(scope, receive, send)
+            return
+        request = LaneRequest(scope=scope, receive=receive, headers=dict(scope["headers"]))
+        if lane_may_answer(request) and await handler(request, send):
+            return
+        await self.to_django(request, send)
+
+    async def to_django(self, request: LaneRequest, send: Callable) -> None:
+        if request.body is None:
+            await self.django_app(request.scope, request.receive, send)
+            return
+        replayed = False
+
+        async def replay() -> dict:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": request.body, "more_body": False}
+            return await request.receive()
+
+        await self.django_app(request.scope, replay, send)

@@ -1,0 +1,275 @@
+"""The challenge-evaluator's raw lane (challenges/bridge/lane.py), through the served app.
+
+Each test speaks ASGI to config.asgi.application (tests/lane_client.py) and reads
+`lane_counts` to know whether the lane answered or handed the call to Django.
+"""
+
+import json
+import threading
+
+import pytest
+from django.db import connection
+
+from challenges.bridge.lane import lane_caches_clear, lane_counts
+from challenges.models import BridgeDelivery, ChallengeAttempt, LeaderboardEntry
+from challenges.services.bridge_keys import bridge_key_create, bridge_key_revoke
+from challenges.services.challenges import challenge_update
+from challenges.services.secrets import secret_create, secret_update
+from notifications.models import Event
+from players.models import EndUser
+from tests.bridge.conftest import EVALUATOR, bearer_client, run_id
+from tests.conftest import redis_up, require_service
+from tests.factories import make_challenge, make_end_user
+from tests.lane_client import LaneClient
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def raw_key(workspace):
+    _, raw = bridge_key_create(workspace=workspace, name="dify")
+    return raw
+
+
+@pytest.fixture
+def lane(raw_key):
+    require_service("PostgreSQL", connection.vendor == "postgresql", "set DATABASE_URL")
+    require_service("Redis", redis_up(), "set REDIS_URL")
+    lane_caches_clear()
+    client = LaneClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def challenge(workspace):
+    return make_challenge(workspace=workspace, success_pattern="open sesame")
+
+
+def call(challenge, **fields) -> str:
+    return json.dumps(
+        {
+            "challenge_id": str(challenge.id),
+            "output": "no",
+            "user": "dify-user-1",
+            "workflow_run_id": run_id(),
+            **fields,
+        }
+    )
+
+
+def answered_by_lane(client, body: str):
+    before = lane_counts["answered"]
+    response = client.post(EVALUATOR, body, content_type="text/plain")
+    assert lane_counts["answered"] == before + 1, "Django answered, not the lane"
+    return response
+
+
+def handed_on(client, body: str):
+    before = lane_counts["handed_on"]
+    response = client.post(EVALUATOR, body, content_type="text/plain")
+    assert lane_counts["handed_on"] == before + 1, "the lane answered"
+    return response
+
+
+def test_the_lane_records_a_failed_attempt_as_django_does(lane, challenge, raw_key):
+    run = run_id()
+    response = answered_by_lane(lane, call(challenge, workflow_run_id=run, tokens_total=12))
+    assert response.status_code == 200
+    body = response.json()
+    attempt = ChallengeAttempt.objects.get()
+    assert body == {
+        "challenge_succeeded": False,
+        "message": body["message"],
+        "output": "no",
+        "attempt_id": str(attempt.id),
+    }
+    assert (attempt.source, attempt.workflow_run_id, attempt.idempotency_key) == (
+        "bridge",
+        run,
+        run,
+    )
+    assert attempt.tokens_total == 12
+    assert attempt.response == ""  # failed prompts are not kept by default
+    assert attempt.end_user == EndUser.objects.get(external_id="dify-user-1")
+    assert BridgeDelivery.objects.get().response == body
+
+    django = bearer_client(raw_key).post(EVALUATOR, call(challenge), content_type="text/plain")
+    assert set(django.json()) == set(body)
+    assert django.json()["message"] == body["message"]
+    def directives(policy: str) -> set[str]:
+        return {part.strip() for part in policy.split(";")}
+
+    assert directives(response["Content-Security-Policy"]) == directives(
+        django["Content-Security-Policy"]
+    )
+    for name in (
+        "Content-Type",
+        "X-Frame-Options",
+        "X-Content-Type-Options",
+        "Referrer-Policy",
+        "Cross-Origin-Opener-Policy",
+        "Allow",
+    ):
+        assert response[name] == django[name], name
+
+
+def test_a_success_that_does_not_change_the_board_stays_in_the_lane(lane, challenge):
+    first = lane.post(EVALUATOR, call(challenge, output="open sesame"), content_type="text/plain")
+    assert first.json()["challenge_succeeded"] is True
+    entry = LeaderboardEntry.objects.get()
+    assert str(entry.attempt_id) == first.json()["attempt_id"]
+
+    again = answered_by_lane(lane, call(challenge, output="OPEN SESAME now"))
+    assert again.json()["challenge_succeeded"] is True
+    assert ChallengeAttempt.objects.filter(succeeded=True).count() == 2
+    entry.refresh_from_db()
+    assert str(entry.attempt_id) == first.json()["attempt_id"]  # the earlier one stays first
+
+
+def test_a_success_that_changes_the_board_is_recorded_with_its_events(lane, challenge):
+    make_end_user(workspace=challenge.workspace, external_id="dify-user-1")
+    lane.post(EVALUATOR, call(challenge), content_type="text/plain")  # warm the caches
+
+    response = answered_by_lane(lane, call(challenge, output="open sesame"))
+    body = response.json()
+    assert body["challenge_succeeded"] is True
+    entry = LeaderboardEntry.objects.get()
+    assert str(entry.attempt_id) == body["attempt_id"]
+    assert BridgeDelivery.objects.get(attempt_id=body["attempt_id"]).response == body
+    assert Event.objects.filter(type="challenge_first_blood").count() == 1
+
+
+def test_a_repeated_run_replays_the_first_answer_and_costs_no_attempt(lane, challenge):
+    run = run_id()
+    first = lane.post(EVALUATOR, call(challenge, workflow_run_id=run), content_type="text/plain")
+    again = answered_by_lane(lane, call(challenge, workflow_run_id=run, output="open sesame"))
+    assert again.status_code == 200
+    assert again.json() == first.json()
+    assert again["Idempotent-Replayed"] == "true"
+    assert ChallengeAttempt.objects.count() == 1
+
+
+def test_fifty_concurrent_deliveries_of_one_run_record_one_attempt(lane, challenge):
+    lane.post(EVALUATOR, call(challenge), content_type="text/plain")  # the player exists
+    body = call(challenge, workflow_run_id="run-fifty")
+    start = threading.Barrier(50)
+    answers = []
+
+    def deliver() -> None:
+        start.wait()
+        response = lane.post(EVALUATOR, body, content_type="text/plain")
+        answers.append((response.status_code, json.dumps(response.json(), sort_keys=True)))
+
+    threads = [threading.Thread(target=deliver) for _ in range(50)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert {status for status, _ in answers} == {200}
+    assert len({text for _, text in answers}) == 1
+    attempt = ChallengeAttempt.objects.get(workflow_run_id="run-fifty")
+    assert json.loads(answers[0][1])["attempt_id"] == str(attempt.id)
+    assert BridgeDelivery.objects.filter(workflow_run_id="run-fifty").count() == 1
+
+
+def test_the_secret_and_masked_variables_stay_out_of_answers_and_rows(lane, workspace):
+    secret_create(workspace=workspace, name="flag", value="Pineapple-77")
+    guarded = make_challenge(
+        workspace=workspace,
+        secret_ref="flag",
+        success_pattern="{{secret}}",
+        keep_failed_prompts=True,
+        mask_variables=["api_key"],
+    )
+    lane.post(EVALUATOR, call(guarded), content_type="text/plain")
+    response = answered_by_lane(
+        lane,
+        call(
+            guarded,
+            output="Not telling; my key is sk-live-123 and pineapple-77 is not it",
+            prompt="use sk-live-123",
+            variables={"api_key": "sk-live-123"},
+        ),
+    )
+    body = response.json()
+    stored = ChallengeAttempt.objects.get(id=body["attempt_id"])
+    for text in (json.dumps(body), stored.prompt, stored.response):
+        assert "sk-live-123" not in text
+        assert "pineapple" not in text.lower()
+
+
+def test_the_key_and_player_limits_answer_429_in_the_error_shape(lane, challenge, settings):
+    settings.BRIDGE_RATE_LIMIT = "3/m"
+    statuses = [lane.post(EVALUATOR, call(challenge), content_type="text/plain") for _ in range(4)]
+    assert [r.status_code for r in statuses] == [200, 200, 200, 429]
+    refused = statuses[-1]
+    assert refused.json()["error"]["code"] == "rate_limited"
+    assert int(refused["Retry-After"]) >= 1
+    assert ChallengeAttempt.objects.count() == 3
+
+
+def test_a_player_over_the_hourly_limit_is_refused_but_still_gets_a_replay(lane, workspace):
+    limited = make_challenge(workspace=workspace, max_attempts_per_hour=1)
+    run = run_id()
+    first = lane.post(EVALUATOR, call(limited, workflow_run_id=run), content_type="text/plain")
+    refused = lane.post(EVALUATOR, call(limited), content_type="text/plain")
+    replay = lane.post(EVALUATOR, call(limited, workflow_run_id=run), content_type="text/plain")
+    assert (first.status_code, refused.status_code, replay.status_code) == (200, 429, 200)
+    assert refused.json()["error"]["code"] == "rate_limited"
+    assert replay.json() == first.json()
+    assert ChallengeAttempt.objects.count() == 1
+
+
+def test_a_changed_challenge_is_judged_by_its_new_rule(lane, challenge):
+    lane.post(EVALUATOR, call(challenge), content_type="text/plain")
+    challenge_update(challenge=challenge, user=None, success_pattern="swordfish")
+    stale = lane.post(EVALUATOR, call(challenge, output="swordfish"), content_type="text/plain")
+    assert stale.json()["challenge_succeeded"] is True
+    again = answered_by_lane(lane, call(challenge, output="open sesame"))
+    assert again.json()["challenge_succeeded"] is False
+
+
+def test_a_changed_secret_is_used_at_once(lane, workspace):
+    flag = secret_create(workspace=workspace, name="flag", value="first-word")
+    guarded = make_challenge(workspace=workspace, secret_ref="flag", success_pattern="{{secret}}")
+    lane.post(EVALUATOR, call(guarded), content_type="text/plain")
+    secret_update(secret=flag, value="second-word")
+    old = lane.post(EVALUATOR, call(guarded, output="first-word"), content_type="text/plain")
+    new = lane.post(EVALUATOR, call(guarded, output="second-word"), content_type="text/plain")
+    assert old.json()["challenge_succeeded"] is False
+    assert new.json()["challenge_succeeded"] is True
+
+
+def test_a_revoked_key_is_refused_at_once(lane, challenge, workspace):
+    lane.post(EVALUATOR, call(challenge), content_type="text/plain")
+    bridge_key_revoke(key=workspace.bridge_keys.get())
+    response = lane.post(EVALUATOR, call(challenge), content_type="text/plain")
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "authentication_failed"
+    assert ChallengeAttempt.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"user": " padded "},
+        {"tokens_total": -1},
+        {"inline": {"success_type": "contains", "success_pattern": "x"}},
+        {"link_code": ""},
+        {"output": 12},
+    ],
+)
+def test_calls_the_serializer_would_reshape_or_refuse_go_to_django(lane, challenge, fields):
+    response = handed_on(lane, call(challenge, **fields))
+    django_answer = response.status_code
+    assert django_answer in (200, 400)
+
+
+def test_a_body_over_the_limit_gets_djangos_413(lane, challenge, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    response = handed_on(lane, call(challenge, output="x" * 2000))
+    assert response.status_code == 413
+    assert response.json()["error"]["code"]
+    assert ChallengeAttempt.objects.count() == 0
