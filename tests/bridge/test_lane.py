@@ -98,6 +98,7 @@ def test_the_lane_records_a_failed_attempt_as_django_does(lane, challenge, raw_k
     django = bearer_client(raw_key).post(EVALUATOR, call(challenge), content_type="text/plain")
     assert set(django.json()) == set(body)
     assert django.json()["message"] == body["message"]
+
     def directives(policy: str) -> set[str]:
         return {part.strip() for part in policy.split(";")}
 
