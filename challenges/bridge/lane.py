@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+import psycopg
 from django.conf import settings
 
 from challenges.bridge import recording, services
@@ -343,25 +344,29 @@ async def _evaluate_and_record(
         "attempt_id": str(attempt.id),
     }
 
-    outcome = await recording.record_in_one_statement(
-        recording.LaneRecord(
-            key_id=key.pk,
-            workspace_id=key.workspace_id,
-            challenge_id=challenge.id,
-            challenge_updated_at=challenge.updated_at,
-            secret_ref=challenge.secret_ref,
-            secret_updated_at=entry.secret_updated_at,
-            identity_id=player.identity_id,
-            linked_to_id=player.linked_to_id,
-            player_id=player.end_user.id,
-            account_id=player.end_user.account_id,
-            attempt=attempt,
-            rank_value=standing.rank_value,
-            endpoint=services.EVALUATOR,
-            workflow_run_id=call.workflow_run_id,
-            response=body,
-        )
+    record = recording.LaneRecord(
+        key_id=key.pk,
+        workspace_id=key.workspace_id,
+        challenge_id=challenge.id,
+        challenge_updated_at=challenge.updated_at,
+        secret_ref=challenge.secret_ref,
+        secret_updated_at=entry.secret_updated_at,
+        identity_id=player.identity_id,
+        linked_to_id=player.linked_to_id,
+        player_id=player.end_user.id,
+        account_id=player.end_user.account_id,
+        attempt=attempt,
+        rank_value=standing.rank_value,
+        endpoint=services.EVALUATOR,
+        workflow_run_id=call.workflow_run_id,
+        response=body,
     )
+    try:
+        outcome = await recording.record_in_one_statement(record)
+    except psycopg.Error:
+        # A deadlock with a link being made, a lost connection: Django's path answers.
+        logger.warning("Bridge lane: recording failed, Django's path answers", exc_info=True)
+        return None
     if outcome is recording.Outcome.STALE:
         return None
     if outcome is recording.Outcome.REPLAYED:

@@ -1,4 +1,4 @@
-"""The bridge lane's write: delivery, attempt and board entry in one SQL statement.
+"""The bridge lane's write: deliveries and attempts, many calls in one SQL statement.
 
 The lane judges with what its process cache holds, so the statement first checks that
 what it relied on still holds — the key is live, the challenge and its secret are
@@ -7,20 +7,29 @@ and locks the player's row as `end_user_for_recording` does. Only then does it i
 delivery (ON CONFLICT DO NOTHING: a repeat delivery writes nothing) and the attempt
 behind it. One statement in autocommit is one transaction and one round trip.
 
+Calls that reach this point while a statement is under way wait for it and then go
+together in the next one (each worker keeps one statement in flight): under load a
+statement carries a few dozen calls, idle it carries one and nobody waits for company.
+Each call keeps its own outcome; rows are matched to calls by their new attempt's id.
+
 A success that would rank better than the player's board entry writes nothing here: the
 full path records it (`evaluation_finish`), with the board upsert, the first-blood and
 record events in its transaction and the live pushes after it. A board changes far less
 often than an attempt lands.
 """
 
+import asyncio
 import functools
+import weakref
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any
 
+import orjson
 import psycopg
-from django.db import connections
+from django.db import connections, models
+from psycopg.types.json import Jsonb
 
 from challenges.models import (
     BridgeDelivery,
@@ -68,9 +77,60 @@ class LaneRecord:
     response: dict[str, Any]
 
 
+# The most calls one statement carries.
+BATCH_LIMIT = 64
+
+
+def _columns() -> list[tuple[str, str, Any]]:
+    """(name, SQL type, value getter) of every input column, attempt columns included."""
+    connection = connections["default"]
+    fixed: list[tuple[str, str, Any]] = [
+        ("ord", "integer", None),
+        ("player_id", "uuid", lambda r: r.player_id),
+        ("account_id", "bigint", lambda r: r.account_id),
+        ("identity_id", "uuid", lambda r: r.identity_id),
+        ("linked_to_id", "uuid", lambda r: r.linked_to_id),
+        ("key_id", "uuid", lambda r: r.key_id),
+        ("challenge_id", "uuid", lambda r: r.challenge_id),
+        ("challenge_updated_at", "timestamptz", lambda r: r.challenge_updated_at),
+        ("workspace_id", "uuid", lambda r: r.workspace_id),
+        ("secret_ref", "text", lambda r: r.secret_ref),
+        ("secret_updated_at", "timestamptz", lambda r: r.secret_updated_at),
+        ("endpoint", "text", lambda r: r.endpoint),
+        ("workflow_run_id", "text", lambda r: r.workflow_run_id),
+        ("response", "jsonb", lambda r: _jsonb(r.response)),
+        ("rank_value", "double precision", lambda r: r.rank_value),
+        ("key_used_before", "timestamptz", lambda r: r.attempt.created_at - KEY_USE_RESOLUTION),
+    ]
+    for field in ChallengeAttempt._meta.concrete_fields:
+        getter = (
+            _json_getter(field.attname)
+            if isinstance(field, models.JSONField)
+            else (_plain_getter(field.attname))
+        )
+        fixed.append((f"a_{field.column}", field.db_type(connection), getter))
+    return fixed
+
+
+def _plain_getter(attname: str):
+    return lambda record: getattr(record.attempt, attname)
+
+
+def _json_getter(attname: str):
+    return lambda record: _jsonb(getattr(record.attempt, attname))
+
+
+def _jsonb(value: Any) -> Jsonb | None:
+    return None if value is None else Jsonb(value, dumps=_orjson_text)
+
+
+def _orjson_text(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
 @functools.cache
-def _attempt_columns() -> tuple[str, ...]:
-    return tuple(field.column for field in ChallengeAttempt._meta.concrete_fields)
+def _input_columns() -> tuple[tuple[str, str, Any], ...]:
+    return tuple(_columns())
 
 
 @functools.cache
@@ -79,99 +139,162 @@ def _statement() -> str:
     challenge_t = Challenge._meta.db_table
     secret_t = Secret._meta.db_table
     item_t = CollectionItem._meta.db_table
-    entry_t = LeaderboardEntry._meta.db_table
     collection_t = ChallengeCollection._meta.db_table
+    entry_t = LeaderboardEntry._meta.db_table
     end_user_t = EndUser._meta.db_table
     delivery_t = BridgeDelivery._meta.db_table
     attempt_t = ChallengeAttempt._meta.db_table
-    columns = _attempt_columns()
-    attempt_values = ", ".join(f"%(a_{name})s" for name in columns)
+    inputs = _input_columns()
+    arrays = ", ".join(f"%({name})s::{sql_type}[]" for name, sql_type, _ in inputs)
+    names = ", ".join(name for name, _, _ in inputs)
+    attempt_columns = [name for name, _, _ in inputs if name.startswith("a_")]
     # Only our own table and column names are interpolated; values go as parameters.
     return f"""
-WITH player AS (
-    SELECT id FROM {end_user_t}
-    WHERE id = %(player_id)s AND linked_to_id IS NULL
-      AND account_id IS NOT DISTINCT FROM %(account_id)s
+WITH input AS (
+    SELECT * FROM unnest({arrays}) AS input({names})
+), player AS (
+    SELECT id, linked_to_id, account_id FROM {end_user_t}
+    WHERE id IN (SELECT player_id FROM input)
+    ORDER BY id
     FOR NO KEY UPDATE
 ), still AS (
-    SELECT 1 AS holds
-    WHERE EXISTS (SELECT 1 FROM player)
-      AND EXISTS (SELECT 1 FROM {key_t} WHERE id = %(key_id)s AND revoked_at IS NULL)
+    SELECT input.* FROM input
+    JOIN player ON player.id = input.player_id AND player.linked_to_id IS NULL
+     AND player.account_id IS NOT DISTINCT FROM input.account_id
+    WHERE EXISTS (SELECT 1 FROM {key_t} WHERE id = input.key_id AND revoked_at IS NULL)
       AND EXISTS (
           SELECT 1 FROM {challenge_t}
-          WHERE id = %(challenge_id)s AND updated_at = %(challenge_updated_at)s
+          WHERE id = input.challenge_id AND updated_at = input.challenge_updated_at
       )
       AND (
           SELECT max(updated_at) FROM {secret_t}
-          WHERE workspace_id = %(workspace_id)s AND name = %(secret_ref)s
-      ) IS NOT DISTINCT FROM %(secret_updated_at)s::timestamptz
+          WHERE workspace_id = input.workspace_id AND name = input.secret_ref
+      ) IS NOT DISTINCT FROM input.secret_updated_at
       AND NOT EXISTS (
           SELECT 1 FROM {item_t} item JOIN {collection_t} collection
             ON collection.id = item.collection_id
-          WHERE item.challenge_id = %(challenge_id)s AND collection.in_order
+          WHERE item.challenge_id = input.challenge_id AND collection.in_order
       )
       AND EXISTS (
           SELECT 1 FROM {end_user_t}
-          WHERE id = %(identity_id)s AND linked_to_id IS NOT DISTINCT FROM %(linked_to_id)s::uuid
+          WHERE id = input.identity_id AND linked_to_id IS NOT DISTINCT FROM input.linked_to_id
       )
 ), improves AS (
-    SELECT 1 WHERE %(succeeded)s AND NOT EXISTS (
-        SELECT 1 FROM {entry_t}
-        WHERE challenge_id = %(challenge_id)s AND end_user_id = %(player_id)s
-          AND (rank_value < %(rank_value)s
-               OR (rank_value = %(rank_value)s AND achieved_at <= %(now)s))
+    SELECT still.ord FROM still
+    WHERE still.a_succeeded AND NOT EXISTS (
+        SELECT 1 FROM {entry_t} entry
+        WHERE entry.challenge_id = still.challenge_id AND entry.end_user_id = still.player_id
+          AND (entry.rank_value < still.rank_value
+               OR (entry.rank_value = still.rank_value AND entry.achieved_at <= still.a_created_at))
     )
 ), delivery AS (
     INSERT INTO {delivery_t} (workspace_id, endpoint, workflow_run_id, attempt_id, response,
                               created_at)
-    SELECT %(workspace_id)s, %(endpoint)s, %(workflow_run_id)s, %(attempt_id)s, %(response)s,
-           %(now)s
-    FROM still WHERE NOT EXISTS (SELECT 1 FROM improves)
+    SELECT workspace_id, endpoint, workflow_run_id, a_id, response, a_created_at
+    FROM still WHERE ord NOT IN (SELECT ord FROM improves)
+    ORDER BY ord
     ON CONFLICT (workspace_id, endpoint, workflow_run_id) DO NOTHING
-    RETURNING 1
+    RETURNING attempt_id
 ), new_attempt AS (
-    INSERT INTO {attempt_t} ({", ".join(columns)})
-    SELECT {attempt_values} FROM delivery
-    RETURNING 1
+    INSERT INTO {attempt_t} ({", ".join(name[2:] for name in attempt_columns)})
+    SELECT {", ".join(attempt_columns)} FROM still JOIN delivery ON delivery.attempt_id = still.a_id
+    RETURNING id
 ), key_use AS (
-    UPDATE {key_t} SET last_used_at = %(now)s
-    WHERE id = %(key_id)s AND EXISTS (SELECT 1 FROM delivery)
-      AND (last_used_at IS NULL OR last_used_at < %(key_used_before)s)
+    UPDATE {key_t} AS bridge_key SET last_used_at = used.at
+    FROM (
+        SELECT key_id, max(a_created_at) AS at, max(key_used_before) AS before
+        FROM still JOIN delivery ON delivery.attempt_id = still.a_id GROUP BY key_id
+    ) AS used
+    WHERE bridge_key.id = used.key_id
+      AND (bridge_key.last_used_at IS NULL OR bridge_key.last_used_at < used.before)
 )
-SELECT (SELECT count(*) FROM still), (SELECT count(*) FROM improves),
-       (SELECT count(*) FROM new_attempt)
+SELECT input.ord,
+       EXISTS (SELECT 1 FROM still WHERE still.ord = input.ord),
+       EXISTS (SELECT 1 FROM improves WHERE improves.ord = input.ord),
+       EXISTS (SELECT 1 FROM new_attempt WHERE new_attempt.id = input.a_id)
+FROM input
 """  # noqa: S608
 
 
-def _parameters(record: LaneRecord) -> dict[str, Any]:
-    connection = connections["default"]
-    attempt = record.attempt
-    values = {
-        f"a_{field.column}": field.get_db_prep_save(getattr(attempt, field.attname), connection)
-        for field in ChallengeAttempt._meta.concrete_fields
-    }
-    response_field = BridgeDelivery._meta.get_field("response")
-    return {
-        **values,
-        "player_id": record.player_id,
-        "account_id": record.account_id,
-        "key_id": record.key_id,
-        "challenge_id": record.challenge_id,
-        "challenge_updated_at": record.challenge_updated_at,
-        "workspace_id": record.workspace_id,
-        "secret_ref": record.secret_ref,
-        "secret_updated_at": record.secret_updated_at,
-        "identity_id": record.identity_id,
-        "linked_to_id": record.linked_to_id,
-        "endpoint": record.endpoint,
-        "workflow_run_id": record.workflow_run_id,
-        "attempt_id": attempt.id,
-        "response": response_field.get_db_prep_save(record.response, connection),
-        "now": attempt.created_at,
-        "rank_value": record.rank_value,
-        "succeeded": attempt.succeeded,
-        "key_used_before": attempt.created_at - KEY_USE_RESOLUTION,
-    }
+def _parameters(records: list[LaneRecord]) -> dict[str, Any]:
+    parameters: dict[str, Any] = {"ord": list(range(len(records)))}
+    for name, _, getter in _input_columns():
+        if getter is not None:
+            parameters[name] = [getter(record) for record in records]
+    return parameters
+
+
+def _outcome(holds: bool, improves: bool, recorded: bool) -> Outcome:
+    if not holds:
+        return Outcome.STALE
+    if improves:
+        return Outcome.BOARD_CHANGED
+    return Outcome.RECORDED if recorded else Outcome.REPLAYED
+
+
+async def _record_batch(records: list[LaneRecord]) -> list[Outcome]:
+    pool = await pg_pool()
+    async with pool.connection() as connection:
+        cursor = await connection.execute(_statement(), _parameters(records))
+        rows = await cursor.fetchall()
+    outcomes = [Outcome.STALE] * len(records)
+    for ord_, holds, improves, recorded in rows:
+        outcomes[ord_] = _outcome(holds, improves, recorded)
+    return outcomes
+
+
+async def _record_apart(records: list[LaneRecord]) -> list[Outcome]:
+    """A statement refused as a whole (an attempt's idempotency key taken by another
+    path's attempt): each call alone, the refused one left to the full path."""
+    outcomes = []
+    for record in records:
+        try:
+            outcomes.extend(await _record_batch([record]))
+        except psycopg.errors.UniqueViolation:
+            outcomes.append(Outcome.STALE)
+    return outcomes
+
+
+class _Batcher:
+    """One statement in flight per event loop; calls arriving meanwhile wait for the next."""
+
+    def __init__(self) -> None:
+        self.waiting: list[tuple[LaneRecord, asyncio.Future]] = []
+        self.running = False
+
+    async def record(self, record: LaneRecord) -> Outcome:
+        future = asyncio.get_running_loop().create_future()
+        self.waiting.append((record, future))
+        if not self.running:
+            self.running = True
+            asyncio.get_running_loop().create_task(self._drain())
+        return await future
+
+    async def _drain(self) -> None:
+        try:
+            while self.waiting:
+                batch, self.waiting = self.waiting[:BATCH_LIMIT], self.waiting[BATCH_LIMIT:]
+                records = [record for record, _ in batch]
+                try:
+                    try:
+                        outcomes = await _record_batch(records)
+                    except psycopg.errors.UniqueViolation:
+                        outcomes = await _record_apart(records)
+                except Exception as error:  # noqa: BLE001 - handed to each waiting call
+                    for _, future in batch:
+                        if not future.done():
+                            future.set_exception(error)
+                    continue
+                for (_, future), outcome in zip(batch, outcomes, strict=True):
+                    if not future.done():
+                        future.set_result(outcome)
+        finally:
+            self.running = False
+
+
+_batchers: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Batcher]" = (
+    weakref.WeakKeyDictionary()
+)
 
 
 async def stored_response(*, workspace_id: Any, endpoint: str, workflow_run_id: str) -> dict | None:
@@ -187,18 +310,9 @@ async def stored_response(*, workspace_id: Any, endpoint: str, workflow_run_id: 
 
 
 async def record_in_one_statement(record: LaneRecord) -> Outcome:
-    """Run the statement (its own transaction) and say what it did."""
-    pool = await pg_pool()
-    async with pool.connection() as connection:
-        try:
-            cursor = await connection.execute(_statement(), _parameters(record))
-        except psycopg.errors.UniqueViolation:
-            # The attempt's idempotency key is taken by another path's attempt: the full
-            # path knows how to answer that.
-            return Outcome.STALE
-        holds, improves, recorded = await cursor.fetchone()
-    if not holds:
-        return Outcome.STALE
-    if improves:
-        return Outcome.BOARD_CHANGED
-    return Outcome.RECORDED if recorded else Outcome.REPLAYED
+    """Record the call with those waiting beside it; say what was done for it."""
+    loop = asyncio.get_running_loop()
+    batcher = _batchers.get(loop)
+    if batcher is None:
+        batcher = _batchers[loop] = _Batcher()
+    return await batcher.record(record)
