@@ -52,10 +52,10 @@ def board_response(*, body: bytes, etag: str, if_none_match: str | None) -> Http
     return response
 
 
+# The default board (no `limit`, or LEADERBOARD_DEFAULT_LIMIT) is served from the board
+# cache, no query on a hit; other limits are read from the database. (A comment, not a
+# docstring: the schema would show it.)
 class ChallengeLeaderboardApi(AsyncApiView):
-    """The default board (no `limit`, or LEADERBOARD_DEFAULT_LIMIT) is served from the board
-    cache, no query on a hit; other limits are read from the database."""
-
     @extend_schema(
         parameters=[OpenApiParameter("limit", int, description="1–100, default 10")],
         responses=LeaderboardSerializer,
