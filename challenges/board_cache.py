@@ -50,6 +50,15 @@ _READ_TIMEOUT_SECONDS = 0.5
 _WRITE_TIMEOUT_SECONDS = 2.0
 _WARN_EVERY_SECONDS = 60.0
 
+_BUMP = """
+local generation = redis.call('INCR', KEYS[1])
+if generation == 1 then
+  generation = tonumber(ARGV[1])
+  redis.call('SET', KEYS[1], generation)
+end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return generation
+"""
 _STORE_IF_CURRENT = """
 if (redis.call('GET', KEYS[2]) or '0') == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
@@ -202,12 +211,10 @@ def _sync_client() -> redis.Redis | None:
 
 
 def _generation_bump(client: redis.Redis, challenge_id: str) -> int:
-    key = _generation_key(challenge_id)
-    with client.pipeline(transaction=True) as pipe:
-        pipe.incr(key)
-        pipe.expire(key, GENERATION_SECONDS)
-        generation, _ = pipe.execute()
-    return int(generation)
+    # A counter that expired (a quiet day) starts again from the clock, in milliseconds,
+    # so it still exceeds every version an open page was sent before.
+    now_ms = int(time.time() * 1000)
+    return int(client.eval(_BUMP, 1, _generation_key(challenge_id), now_ms, GENERATION_SECONDS))
 
 
 def _store_if_current(
