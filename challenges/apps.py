@@ -9,5 +9,6 @@ class ChallengesConfig(AppConfig):
         # Services enqueue tasks by name; importing the module registers them by that name.
         from challenges import (
             checks,  # noqa: F401 - registers the system checks
+            receivers,  # noqa: F401 - connects the board cache's signal receivers
             tasks,  # noqa: F401
         )

@@ -3,6 +3,7 @@ every time they change."""
 
 import asyncio
 import contextlib
+import json
 import logging
 import random
 import uuid
@@ -12,18 +13,11 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
+from challenges.board_cache import board_cache_fill, board_cached
 from challenges.live import collection_group, collection_standings, leaderboard_group
-from challenges.selectors.challenges import challenge_visible_by_id
 from challenges.selectors.collections import collections_public
-from challenges.selectors.leaderboards import leaderboard_standings
 
 logger = logging.getLogger(__name__)
-
-
-@database_sync_to_async
-def _visible_standings(challenge_id: str) -> dict | None:
-    challenge = challenge_visible_by_id(challenge_id=challenge_id)
-    return leaderboard_standings(challenge=challenge) if challenge else None
 
 
 class ChallengeLeaderboardConsumer(AsyncJsonWebsocketConsumer):
@@ -48,17 +42,23 @@ class ChallengeLeaderboardConsumer(AsyncJsonWebsocketConsumer):
             with contextlib.suppress(Exception):  # the client may already be gone
                 await send({"type": "websocket.close", "code": self.close_code_internal_error})
 
-    async def board(self) -> tuple[dict, str] | None:
-        """(the standings to send on connect, the group of later pushes), None if unknown."""
-        standings = await _visible_standings(self.scope["url_route"]["kwargs"]["challenge_id"])
-        return (standings, leaderboard_group(standings["challenge_id"])) if standings else None
+    async def board(self) -> tuple[str, str] | None:
+        """(the frame to send on connect, as JSON text; the group of later pushes), None for
+        an unknown or hidden challenge. A cached board costs no database query."""
+        challenge_id = self.scope["url_route"]["kwargs"]["challenge_id"]
+        board = await board_cached(challenge_id)
+        if board is None:
+            board = await database_sync_to_async(board_cache_fill)(challenge_id=challenge_id)
+        if board is None:
+            return None
+        return board.frame.decode(), leaderboard_group(uuid.UUID(challenge_id))
 
     async def connect(self):
         board = await self.board()
         if board is None:
             await self.close(code=4404)
             return
-        standings, group = board
+        frame, group = board
         try:
             await self._with_redis_retries(self.channel_layer.group_add, group)
         except RedisError as error:
@@ -68,7 +68,7 @@ class ChallengeLeaderboardConsumer(AsyncJsonWebsocketConsumer):
             return
         self.group = group
         await self.accept()
-        await self.send_json(standings)
+        await self.send(text_data=frame)
 
     async def disconnect(self, code):
         await self._leave_group()
@@ -116,6 +116,8 @@ class CollectionLeaderboardConsumer(ChallengeLeaderboardConsumer):
     """/ws/leaderboards/collection/<id>/: a public collection's standings on connect and
     after every change that alters them."""
 
-    async def board(self) -> tuple[dict, str] | None:
+    async def board(self) -> tuple[str, str] | None:
         standings = await _collection_standings(self.scope["url_route"]["kwargs"]["collection_id"])
-        return (standings, collection_group(standings["collection_id"])) if standings else None
+        if standings is None:
+            return None
+        return json.dumps(standings), collection_group(standings["collection_id"])

@@ -7,7 +7,9 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
+from django.template.loader import render_to_string
 
+from challenges.board_cache import board_cache_refresh
 from challenges.models import (
     Challenge,
     ChallengeAttempt,
@@ -15,9 +17,7 @@ from challenges.models import (
     CollectionItem,
     LeaderboardEntry,
 )
-from challenges.selectors.challenges import challenge_by_id
 from challenges.selectors.collections import collections_public, leaderboard_for_collection
-from challenges.selectors.leaderboards import leaderboard_standings
 from notifications.live import group_send, group_send_on_commit
 from notifications.services import event_emit_on_commit
 
@@ -27,16 +27,14 @@ def leaderboard_group(challenge_id: Any) -> str:
 
 
 def leaderboard_push_on_commit(*, challenge_id: Any) -> None:
-    """Once committed, push the challenge's current standings to its open sockets."""
+    """Once committed, draw the challenge's board once: stored as its cached board, and
+    pushed to its open sockets with the board table's HTML, so no page fetches it again."""
 
     def message() -> dict[str, Any] | None:
-        challenge = challenge_by_id(challenge_id=challenge_id)
-        if challenge is None:
+        standings = board_cache_refresh(challenge_id=challenge_id)
+        if standings is None:
             return None
-        return {
-            "type": "leaderboard.changed",
-            "standings": leaderboard_standings(challenge=challenge),
-        }
+        return {"type": "leaderboard.changed", "standings": standings}
 
     group_send_on_commit(group=leaderboard_group(challenge_id), message=message)
 
@@ -123,9 +121,14 @@ def collection_group(collection_id: Any) -> str:
 
 
 def collection_standings(*, collection: ChallengeCollection) -> dict[str, Any]:
-    """What a live collection board shows, as JSON (the web API's leaderboard shape)."""
+    """What a live collection board shows, as JSON (the web API's leaderboard shape), with
+    the board's HTML as every viewer sees it (the page's script marks the own row)."""
     board = leaderboard_for_collection(
         collection=collection, limit=settings.LEADERBOARD_DEFAULT_LIMIT
+    )
+    html = render_to_string(
+        "challenges/_collection_board_rows.html",
+        {"leaderboard": board, "leaderboard_unavailable": "", "own_end_user_id": ""},
     )
     return {
         "type": "collection_leaderboard",
@@ -146,6 +149,7 @@ def collection_standings(*, collection: ChallengeCollection) -> dict[str, Any]:
             }
             for row in board.entries
         ],
+        "html": html,
     }
 
 

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import render
+from django.utils.cache import get_conditional_response, patch_cache_control, set_response_etag
 from django.views.decorators.http import require_GET, require_POST
 
 from challenges.markdown import render_markdown
@@ -29,6 +30,7 @@ from core.errors import ApplicationError
 from core.images import image_url_allowed
 from core.ratelimit import client_ip
 from core.threads import run_orm
+from players.models import EndUser
 from players.selectors import end_user_of_account
 
 HISTORY_LIMIT = 20
@@ -65,23 +67,27 @@ def theme_style(theme: dict) -> str:
     return "; ".join(declarations)
 
 
-def _board_context(request, challenge: Challenge) -> dict:
-    end_user = end_user_of_account(workspace_id=challenge.workspace_id, account=request.user)
-    history = []
-    rank = None
-    if end_user is not None:
-        history = attempts_of_player(challenge=challenge, end_user=end_user, limit=HISTORY_LIMIT)
-        rank = leaderboard_rank(challenge=challenge, end_user=end_user)
+def _leaderboard_context(challenge: Challenge, end_user: EndUser | None) -> dict:
     return {
         "challenge": challenge,
         "leaderboard": leaderboard_for_challenge(
             challenge=challenge, limit=settings.LEADERBOARD_DEFAULT_LIMIT
         ),
         "own_end_user_id": str(end_user.id) if end_user else "",
-        "history": history,
-        "own_rank": rank,
-        "next_level": next_level(challenge=challenge) if rank else None,
+        "own_rank": leaderboard_rank(challenge=challenge, end_user=end_user) if end_user else None,
     }
+
+
+def _board_context(request, challenge: Challenge) -> dict:
+    end_user = end_user_of_account(workspace_id=challenge.workspace_id, account=request.user)
+    context = _leaderboard_context(challenge, end_user)
+    context["history"] = (
+        attempts_of_player(challenge=challenge, end_user=end_user, limit=HISTORY_LIMIT)
+        if end_user
+        else []
+    )
+    context["next_level"] = next_level(challenge=challenge) if context["own_rank"] else None
+    return context
 
 
 @require_GET
@@ -192,5 +198,13 @@ def _play_response(request, challenge: Challenge, outcome: dict, status: int, he
 
 @require_GET
 def challenge_leaderboard(request, slug: str):
+    """The board section the page polls. It is personal (own row, own rank), so its ETag is
+    of these very bytes and only the viewer's browser may keep it."""
     challenge = _visible(slug)
-    return render(request, "challenges/_leaderboard.html", _board_context(request, challenge))
+    end_user = end_user_of_account(workspace_id=challenge.workspace_id, account=request.user)
+    response = render(
+        request, "challenges/_leaderboard.html", _leaderboard_context(challenge, end_user)
+    )
+    patch_cache_control(response, private=True, no_cache=True)
+    set_response_etag(response)
+    return get_conditional_response(request, etag=response["ETag"], response=response)

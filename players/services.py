@@ -20,6 +20,7 @@ from players.models import (
     PlayerProfile,
     Workspace,
 )
+from players.signals import end_users_renamed
 from players.validators import validate_display_name
 
 TOKEN_PREFIX = "phc_"
@@ -251,4 +252,8 @@ def profile_update(
     profile.save()
     if display_name is not None:
         EndUser.objects.filter(account=account).update(display_name=display_name)
+        end_users_renamed.send(
+            sender=EndUser,
+            end_user_ids=EndUser.objects.filter(account=account).values_list("id", flat=True),
+        )
     return profile

@@ -20,7 +20,7 @@ def challenge_visible_by_id(*, challenge_id: str) -> Challenge | None:
         challenge_uuid = uuid.UUID(str(challenge_id))
     except ValueError:
         return None
-    return Challenge.objects.filter(id=challenge_uuid, is_active=True).first()
+    return challenges_visible().filter(id=challenge_uuid).first()
 
 
 def challenges_public() -> QuerySet[Challenge]:

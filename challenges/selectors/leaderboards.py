@@ -61,9 +61,15 @@ def leaderboard_for_challenge(*, challenge: Challenge, limit: int) -> list[Leade
     ]
 
 
-def leaderboard_standings(*, challenge: Challenge) -> dict[str, Any]:
-    """The live board's frame: the shown rows of the standings, ready to send as JSON."""
-    rows = leaderboard_for_challenge(challenge=challenge, limit=settings.LEADERBOARD_DEFAULT_LIMIT)
+def leaderboard_standings(
+    *, challenge: Challenge, rows: list[LeaderboardRow] | None = None
+) -> dict[str, Any]:
+    """The live board's frame: the shown rows of the standings, ready to send as JSON.
+    `rows` are the board's top rows when the caller has read them already."""
+    if rows is None:
+        rows = leaderboard_for_challenge(
+            challenge=challenge, limit=settings.LEADERBOARD_DEFAULT_LIMIT
+        )
     return {
         "type": "leaderboard",
         "challenge_id": str(challenge.id),

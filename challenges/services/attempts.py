@@ -253,4 +253,6 @@ def leaderboard_rebuild(*, challenge: Challenge) -> int:
             current.tokens_total = attempt.tokens_total
             current.elapsed_ms = attempt.elapsed_ms
     LeaderboardEntry.objects.bulk_create(best.values(), batch_size=2000)
+    # The re-ranked board replaces the cached one and reaches the open pages.
+    leaderboard_push_on_commit(challenge_id=challenge.id)
     return len(best)

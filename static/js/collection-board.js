@@ -1,43 +1,42 @@
-// Live collection board: when the server pushes new standings over the websocket, fetch
-// this page again and swap in its leaderboard section, so the rows keep the server's
-// formatting and the player's own row stays marked. Without websockets the page is static.
+// Live collection board: every frame the server pushes carries the board's rows as HTML,
+// the same for every viewer; this script swaps them in and marks the player's own row, so
+// a push costs no request. Without websockets the page is static.
 (function () {
   "use strict";
   var board = document.getElementById("collection-leaderboard");
-  if (!board || !window.WebSocket || !window.fetch || !window.DOMParser) return;
+  if (!board || !window.WebSocket) return;
   var path = board.getAttribute("data-live");
   if (!path) return;
   var scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
   var delay = 1000;
-  var refreshing = false;
-  var again = false;
 
-  function refresh() {
-    if (refreshing) { again = true; return; }
-    refreshing = true;
-    fetch(window.location.href, { credentials: "same-origin", headers: { "X-Live-Refresh": "1" } })
-      .then(function (response) { return response.ok ? response.text() : null; })
-      .then(function (html) {
-        if (!html) return;
-        var fresh = new DOMParser().parseFromString(html, "text/html")
-          .getElementById("collection-leaderboard");
-        var current = document.getElementById("collection-leaderboard");
-        if (fresh && current) current.innerHTML = fresh.innerHTML;
-      })
-      .catch(function () {})
-      .then(function () {
-        refreshing = false;
-        if (again) { again = false; refresh(); }
-      });
+  function apply(frame) {
+    var section = document.getElementById("collection-leaderboard");
+    var rows = section && section.querySelector("[data-board-rows]");
+    if (!rows || typeof frame.html !== "string") return;
+    rows.innerHTML = frame.html;
+    var own = section.getAttribute("data-own-end-user") || "";
+    if (!own) return;
+    var items = rows.querySelectorAll("[data-end-user]");
+    for (var i = 0; i < items.length; i++) {
+      if (items[i].getAttribute("data-end-user") !== own) continue;
+      // The player cell (data-end-user) gets the marks the page renders for its own row.
+      var row = items[i].closest(".board-row");
+      if (row) row.classList.add("me");
+      var you = document.createElement("em");
+      you.textContent = "(you)";
+      items[i].appendChild(document.createTextNode(" "));
+      items[i].appendChild(you);
+    }
   }
 
   function connect() {
     var socket = new WebSocket(scheme + window.location.host + path);
-    var first = true;
-    socket.onmessage = function () {
+    socket.onmessage = function (event) {
       delay = 1000;
-      if (first) { first = false; return; }  // the page already shows these standings
-      refresh();
+      var frame;
+      try { frame = JSON.parse(event.data); } catch (error) { return; }
+      apply(frame);
     };
     socket.onclose = function (event) {
       if (event.code === 4404) return;

@@ -1,0 +1,338 @@
+"""Each visible challenge's default board kept in Redis, so a read is one GET.
+
+One key per challenge holds the web API's JSON body, its ETag, the board table's HTML and
+the live frame, all drawn from one read of the rows (challenges/board_render.py). The
+after-commit step that pushes a live frame stores the same drawing (`board_cache_refresh`);
+a read that misses draws and stores it (`board_cache_fill`); a change to what a board
+shows outside its rows drops it (`board_cache_drop`, challenges/receivers.py).
+
+Writes race: two refreshes after two commits can finish in either order, and a refresh
+that read a board before its challenge was hidden can finish after the drop. So every
+refresh and drop first bumps the board's generation counter, and a drawing is stored only
+while the generation it started under is still the current one (one Lua script). The
+newest refresh read the database after every commit whose refresh came before it, so the
+board that stays is never older than the newest commit.
+
+With no REDIS_URL (the embedded default: local-memory cache, one process) nothing is
+stored and every read misses; the callers then read the database as before.
+"""
+
+import asyncio
+import logging
+import time
+import uuid
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import redis
+import redis.asyncio
+from django.conf import settings
+from django.db import connection, transaction
+from redis.asyncio.retry import Retry as AsyncRetry
+from redis.backoff import NoBackoff
+from redis.exceptions import RedisError
+from redis.retry import Retry
+
+from challenges.board_render import RenderedBoard, board_render
+from challenges.models import LeaderboardEntry
+from challenges.selectors.challenges import challenge_visible_by_id
+
+logger = logging.getLogger(__name__)
+
+# A drawing a failed write could not replace is served this long at most.
+BOARD_CACHE_SECONDS = 300
+GENERATION_SECONDS = 24 * 3600
+_FORMAT = b"board1"
+# A read waits this long for Redis before the database answers instead.
+_READ_TIMEOUT_SECONDS = 0.5
+_WRITE_TIMEOUT_SECONDS = 2.0
+_WARN_EVERY_SECONDS = 60.0
+
+_BUMP = """
+local generation = redis.call('INCR', KEYS[1])
+if generation == 1 then
+  generation = tonumber(ARGV[1])
+  redis.call('SET', KEYS[1], generation)
+end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return generation
+"""
+_STORE_IF_CURRENT = """
+if (redis.call('GET', KEYS[2]) or '0') == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
+  return 1
+end
+return 0
+"""
+
+
+@dataclass(frozen=True)
+class CachedBoard:
+    etag: str
+    # The web API's body for the default limit.
+    json: bytes
+    # The board table as every viewer sees it (no own row marked).
+    html: str
+    # The live frame's JSON text: the standings with `html` and `version`.
+    frame: bytes
+
+
+def _redis_url() -> str:
+    # Redis is the cache and the channel layer exactly when REDIS_URL is set (settings).
+    return settings.REDIS_URL
+
+
+def _key_prefix() -> str:
+    return settings.CACHES["default"].get("KEY_PREFIX") or "phc"
+
+
+def board_cache_key(challenge_id: Any) -> str:
+    return f"{_key_prefix()}:board:{challenge_id}"
+
+
+def _generation_key(challenge_id: Any) -> str:
+    return f"{_key_prefix()}:board-generation:{challenge_id}"
+
+
+def _canonical_id(challenge_id: Any) -> str | None:
+    try:
+        return str(uuid.UUID(str(challenge_id)))
+    except ValueError:
+        return None
+
+
+_last_warning = 0.0
+
+
+def _warn(action: str, error: Exception) -> None:
+    # Redis down means every read and write fails; one line a minute says so.
+    global _last_warning
+    now = time.monotonic()
+    if now - _last_warning >= _WARN_EVERY_SECONDS:
+        _last_warning = now
+        logger.warning("Board cache: could not %s, the database answers: %r", action, error)
+
+
+def _encode(board: CachedBoard) -> bytes:
+    html = board.html.encode()
+    header = b" ".join(
+        [_FORMAT, board.etag.encode(), str(len(board.json)).encode(), str(len(html)).encode()]
+    )
+    return b"".join([header, b"\n", board.json, html, board.frame])
+
+
+def _decode(raw: bytes) -> CachedBoard | None:
+    header, _, rest = raw.partition(b"\n")
+    parts = header.split(b" ")
+    if len(parts) != 4 or parts[0] != _FORMAT:
+        return None  # written by another version of this module: a miss
+    json_end = int(parts[2])
+    html_end = json_end + int(parts[3])
+    return CachedBoard(
+        etag=parts[1].decode(),
+        json=rest[:json_end],
+        html=rest[json_end:html_end].decode(),
+        frame=rest[html_end:],
+    )
+
+
+# --- reading: one GET, from async code, never raising for Redis ---------------------------
+
+# One client per event loop (a redis.asyncio connection belongs to the loop that opened
+# it), kept while that loop lives.
+_async_clients: dict[tuple[int, str], tuple[weakref.ref, redis.asyncio.Redis]] = {}
+
+
+def _async_client(url: str) -> redis.asyncio.Redis:
+    loop = asyncio.get_running_loop()
+    found = _async_clients.get((id(loop), url))
+    if found is not None and found[0]() is loop:
+        return found[1]
+    for key, (loop_ref, _) in list(_async_clients.items()):
+        other = loop_ref()
+        if other is None or other.is_closed():
+            _async_clients.pop(key, None)
+    client = redis.asyncio.Redis.from_url(
+        url,
+        socket_timeout=_READ_TIMEOUT_SECONDS,
+        socket_connect_timeout=_READ_TIMEOUT_SECONDS,
+        # One retry on a fresh connection covers a pooled one Redis closed; no backoff.
+        retry=AsyncRetry(NoBackoff(), 1),
+    )
+    _async_clients[(id(loop), url)] = (weakref.ref(loop), client)
+    return client
+
+
+async def board_cached(challenge_id: Any) -> CachedBoard | None:
+    """The stored default board of a visible challenge; None on a miss, for an id that is
+    no UUID, without Redis, or when Redis does not answer. Touches neither a request nor
+    the database: a hit proves the challenge visible (only visible boards are stored)."""
+    url = _redis_url()
+    canonical = _canonical_id(challenge_id) if url else None
+    if canonical is None:
+        return None
+    try:
+        raw = await _async_client(url).get(board_cache_key(canonical))
+    except (RedisError, OSError) as error:
+        _warn("read a board", error)
+        return None
+    return _decode(raw) if raw else None
+
+
+def etag_matches(if_none_match: str | None, etag: str) -> bool:
+    """Whether an If-None-Match header names `etag` (the weak comparison GET uses)."""
+    if not if_none_match:
+        return False
+    if if_none_match.strip() == "*":
+        return True
+    return any(tag.strip().removeprefix("W/") == etag for tag in if_none_match.split(","))
+
+
+# --- writing: sync, after a commit or on a miss -------------------------------------------
+
+_sync_clients: dict[str, redis.Redis] = {}
+
+
+def _sync_client() -> redis.Redis | None:
+    url = _redis_url()
+    if not url:
+        return None
+    client = _sync_clients.get(url)
+    if client is None:
+        client = _sync_clients[url] = redis.Redis.from_url(
+            url,
+            socket_timeout=_WRITE_TIMEOUT_SECONDS,
+            socket_connect_timeout=_WRITE_TIMEOUT_SECONDS,
+            retry=Retry(NoBackoff(), 1),
+        )
+    return client
+
+
+def _generation_bump(client: redis.Redis, challenge_id: str) -> int:
+    # A counter that expired (a quiet day) starts again from the clock, in milliseconds,
+    # so it still exceeds every version an open page was sent before.
+    now_ms = int(time.time() * 1000)
+    return int(client.eval(_BUMP, 1, _generation_key(challenge_id), now_ms, GENERATION_SECONDS))
+
+
+def _store_if_current(
+    client: redis.Redis, challenge_id: str, generation: int, board: CachedBoard
+) -> bool:
+    keys = [board_cache_key(challenge_id), _generation_key(challenge_id)]
+    args = [str(generation), _encode(board), BOARD_CACHE_SECONDS]
+    return bool(client.eval(_STORE_IF_CURRENT, 2, *keys, *args))
+
+
+def _cached_board(rendered: RenderedBoard, generation: int | None) -> CachedBoard:
+    if generation is not None:
+        # Frames can overtake each other on the way; the page keeps the newest.
+        rendered.standings["version"] = generation
+    return CachedBoard(
+        etag=rendered.etag,
+        json=rendered.body,
+        html=rendered.html,
+        frame=orjson.dumps(rendered.standings),
+    )
+
+
+def board_cache_refresh(*, challenge_id: Any) -> dict[str, Any] | None:
+    """After a commit that changed a board: draw it once, store it, and return the
+    standings its live frame carries; None (nothing to push) when the challenge is not
+    visible. Runs the generation bump before reading the challenge (see the module note)."""
+    canonical = _canonical_id(challenge_id)
+    if canonical is None:
+        return None
+    client = _sync_client()
+    generation = None
+    if client is not None:
+        try:
+            generation = _generation_bump(client, canonical)
+        except RedisError as error:
+            _warn("start a board refresh", error)
+            client = None
+    challenge = challenge_visible_by_id(challenge_id=canonical)
+    if challenge is None:
+        if client is not None:
+            _delete(client, canonical)
+        return None
+    rendered = board_render(challenge=challenge)
+    board = _cached_board(rendered, generation)
+    if client is not None and generation is not None:
+        try:
+            _store_if_current(client, canonical, generation, board)
+        except RedisError as error:
+            _warn("store a board", error)
+    # Pushed even when a newer refresh won the store: the frame's version orders them.
+    return rendered.standings
+
+
+def board_cache_fill(*, challenge_id: Any) -> CachedBoard | None:
+    """On a miss: the visible challenge's board drawn from the database and stored unless
+    a refresh or drop began meanwhile; None for an unknown or hidden challenge."""
+    canonical = _canonical_id(challenge_id)
+    if canonical is None:
+        return None
+    # What a transaction has not committed is never stored (a read inside one may see
+    # its own writes, and nothing would replace them if it rolled back).
+    client = None if connection.in_atomic_block else _sync_client()
+    generation = None
+    if client is not None:
+        try:
+            generation = int(client.get(_generation_key(canonical)) or 0)
+        except RedisError as error:
+            _warn("start a board fill", error)
+            client = None
+    challenge = challenge_visible_by_id(challenge_id=canonical)
+    if challenge is None:
+        return None
+    board = _cached_board(board_render(challenge=challenge), generation)
+    if client is not None and generation is not None:
+        try:
+            _store_if_current(client, canonical, generation, board)
+        except RedisError as error:
+            _warn("store a board", error)
+    return board
+
+
+def _delete(client: redis.Redis, challenge_id: str) -> None:
+    try:
+        client.delete(board_cache_key(challenge_id))
+    except RedisError as error:
+        _warn("drop a board", error)
+
+
+def board_cache_drop(*, challenge_id: Any) -> None:
+    """Forget a board now (and refuse the stores of drawings begun before)."""
+    canonical = _canonical_id(challenge_id)
+    client = _sync_client()
+    if canonical is None or client is None:
+        return
+    try:
+        _generation_bump(client, canonical)
+    except RedisError as error:
+        _warn("drop a board", error)
+    _delete(client, canonical)
+
+
+def board_cache_drop_on_commit(*, challenge_id: Any) -> None:
+    transaction.on_commit(lambda: board_cache_drop(challenge_id=challenge_id))
+
+
+def board_cache_drop_for_end_users_on_commit(*, end_user_ids: Any) -> None:
+    """The boards these players stand on, dropped once the transaction commits: their
+    shown name changed. `end_user_ids` may be a list or a values_list query."""
+    challenge_ids = set(
+        LeaderboardEntry.objects.filter(end_user_id__in=end_user_ids).values_list(
+            "challenge_id", flat=True
+        )
+    )
+    if not challenge_ids:
+        return
+
+    def drop() -> None:
+        for challenge_id in challenge_ids:
+            board_cache_drop(challenge_id=challenge_id)
+
+    transaction.on_commit(drop)

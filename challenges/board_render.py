@@ -1,0 +1,70 @@
+"""A challenge's board drawn once from one read of its top rows: the web API's JSON body
+and its ETag, the board table's HTML (the part every viewer sees alike) and the live frame."""
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from django.conf import settings
+from django.template.loader import render_to_string
+
+from challenges.api.serializers import LeaderboardSerializer
+from challenges.models import Challenge
+from challenges.selectors.leaderboards import (
+    LeaderboardRow,
+    leaderboard_for_challenge,
+    leaderboard_standings,
+)
+
+
+@dataclass(frozen=True)
+class RenderedBoard:
+    body: bytes
+    etag: str
+    html: str
+    # The live frame: the standings a socket receives, with `html` among them.
+    standings: dict[str, Any]
+
+
+def board_etag(body: bytes) -> str:
+    """A strong ETag: the same body always has the same tag, another body another one."""
+    return '"' + hashlib.blake2b(body, digest_size=16).hexdigest() + '"'
+
+
+def board_body(*, challenge: Challenge, rows: list[LeaderboardRow], limit: int) -> bytes:
+    """The web API's answer for `?limit=`: the serializer the OpenAPI schema documents."""
+    board = {
+        "challenge_id": challenge.id,
+        "scoring_strategy": challenge.scoring_strategy,
+        "limit": limit,
+        "entries": rows,
+    }
+    return orjson.dumps(LeaderboardSerializer(board).data)
+
+
+def board_body_for_limit(*, challenge: Challenge, limit: int) -> bytes:
+    return board_body(
+        challenge=challenge,
+        rows=leaderboard_for_challenge(challenge=challenge, limit=limit),
+        limit=limit,
+    )
+
+
+def board_html(*, challenge: Challenge, rows: list[LeaderboardRow]) -> str:
+    # No viewer's own row is marked: the page's script marks it from a data attribute.
+    return render_to_string(
+        "challenges/_board_rows.html",
+        {"challenge": challenge, "leaderboard": rows, "own_end_user_id": ""},
+    )
+
+
+def board_render(*, challenge: Challenge) -> RenderedBoard:
+    """The default board (LEADERBOARD_DEFAULT_LIMIT rows) in every form it is served in."""
+    limit = settings.LEADERBOARD_DEFAULT_LIMIT
+    rows = leaderboard_for_challenge(challenge=challenge, limit=limit)
+    body = board_body(challenge=challenge, rows=rows, limit=limit)
+    html = board_html(challenge=challenge, rows=rows)
+    standings = leaderboard_standings(challenge=challenge, rows=rows)
+    standings["html"] = html
+    return RenderedBoard(body=body, etag=board_etag(body), html=html, standings=standings)
