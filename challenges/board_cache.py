@@ -17,20 +17,16 @@ With no REDIS_URL (the embedded default: local-memory cache, one process) nothin
 stored and every read misses; the callers then read the database as before.
 """
 
-import asyncio
 import logging
 import time
 import uuid
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 import redis
-import redis.asyncio
 from django.conf import settings
 from django.db import connection, transaction
-from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 from redis.retry import Retry
@@ -38,6 +34,7 @@ from redis.retry import Retry
 from challenges.board_render import RenderedBoard, board_render
 from challenges.models import LeaderboardEntry
 from challenges.selectors.challenges import challenge_visible_by_id
+from core.aio_clients import redis_client
 
 logger = logging.getLogger(__name__)
 
@@ -45,8 +42,6 @@ logger = logging.getLogger(__name__)
 BOARD_CACHE_SECONDS = 300
 GENERATION_SECONDS = 24 * 3600
 _FORMAT = b"board1"
-# A read waits this long for Redis before the database answers instead.
-_READ_TIMEOUT_SECONDS = 0.5
 _WRITE_TIMEOUT_SECONDS = 2.0
 _WARN_EVERY_SECONDS = 60.0
 
@@ -140,30 +135,6 @@ def _decode(raw: bytes) -> CachedBoard | None:
 
 # --- reading: one GET, from async code, never raising for Redis ---------------------------
 
-# One client per event loop (a redis.asyncio connection belongs to the loop that opened
-# it), kept while that loop lives.
-_async_clients: dict[tuple[int, str], tuple[weakref.ref, redis.asyncio.Redis]] = {}
-
-
-def _async_client(url: str) -> redis.asyncio.Redis:
-    loop = asyncio.get_running_loop()
-    found = _async_clients.get((id(loop), url))
-    if found is not None and found[0]() is loop:
-        return found[1]
-    for key, (loop_ref, _) in list(_async_clients.items()):
-        other = loop_ref()
-        if other is None or other.is_closed():
-            _async_clients.pop(key, None)
-    client = redis.asyncio.Redis.from_url(
-        url,
-        socket_timeout=_READ_TIMEOUT_SECONDS,
-        socket_connect_timeout=_READ_TIMEOUT_SECONDS,
-        # One retry on a fresh connection covers a pooled one Redis closed; no backoff.
-        retry=AsyncRetry(NoBackoff(), 1),
-    )
-    _async_clients[(id(loop), url)] = (weakref.ref(loop), client)
-    return client
-
 
 async def board_cached(challenge_id: Any) -> CachedBoard | None:
     """The stored default board of a visible challenge; None on a miss, for an id that is
@@ -174,7 +145,7 @@ async def board_cached(challenge_id: Any) -> CachedBoard | None:
     if canonical is None:
         return None
     try:
-        raw = await _async_client(url).get(board_cache_key(canonical))
+        raw = await redis_client().get(board_cache_key(canonical))
     except (RedisError, OSError) as error:
         _warn("read a board", error)
         return None

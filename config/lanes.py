@@ -1,5 +1,7 @@
 """The raw lanes served in front of Django (core/fastlane.py): the hot paths only."""
 
+from challenges.api.board_lane import PREFIX as BOARD_PREFIX
+from challenges.api.board_lane import board_read_lane
 from challenges.bridge.lane import challenge_evaluator_lane
 from core.fastlane import Lane
 
@@ -7,4 +9,5 @@ from core.fastlane import Lane
 def lanes_in_front_of(django_app) -> Lane:
     lane = Lane(django_app)
     lane.route("POST", "/bridge/dify/challenge-evaluator", challenge_evaluator_lane)
+    lane.route("GET", BOARD_PREFIX + "*", board_read_lane)
     return lane

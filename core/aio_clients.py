@@ -10,6 +10,8 @@ import weakref
 from django.conf import settings
 from django.db import connections
 
+REDIS_TIMEOUT_SECONDS = 0.5
+
 _pg_pools: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, object]" = (
     weakref.WeakKeyDictionary()
 )
@@ -57,12 +59,19 @@ def redis_client():
     if not settings.REDIS_URL:
         return None
     import redis.asyncio
+    from redis.asyncio.retry import Retry
+    from redis.backoff import NoBackoff
 
     loop = asyncio.get_running_loop()
     client = _redis_clients.get(loop)
     if client is None:
+        # Short waits and one retry on a fresh connection (for a pooled one Redis closed):
+        # a cache read or a rate limit must not hang a request on a Redis in trouble.
         client = redis.asyncio.Redis.from_url(
-            settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2
+            settings.REDIS_URL,
+            socket_timeout=REDIS_TIMEOUT_SECONDS,
+            socket_connect_timeout=REDIS_TIMEOUT_SECONDS,
+            retry=Retry(NoBackoff(), 1),
         )
         _redis_clients[loop] = client
     return client

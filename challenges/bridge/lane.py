@@ -15,13 +15,14 @@ statement re-checks all of them, and a mismatch drops the cache and hands the ca
 
 import logging
 import uuid
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 import psycopg
 from django.conf import settings
+from redis.exceptions import RedisError
 
 from challenges.bridge import recording, services
 from challenges.bridge.auth import key_for_bearer
@@ -100,9 +101,6 @@ class _Lru(OrderedDict):
         return value
 
 
-# How this process's calls went: answered by the lane, or handed to Django.
-lane_counts: Counter = Counter()
-
 _keys: _Lru = _Lru()
 _challenges: _Lru = _Lru()
 _players: _Lru = _Lru()
@@ -115,7 +113,7 @@ def lane_caches_clear() -> None:
 
 
 def lane_enabled() -> bool:
-    return settings.LANES and bool(settings.REDIS_URL) and postgres_in_use()
+    return bool(settings.REDIS_URL) and postgres_in_use()
 
 
 def _is_count(value: Any) -> bool:
@@ -243,12 +241,6 @@ def _secret(entry: _Challenge, player: _Player) -> str | None:
 
 async def challenge_evaluator_lane(request: LaneRequest, send) -> bool:
     """Answer the call and return True, or return False to hand it to Django."""
-    answered = await _lane_answer(request, send)
-    lane_counts["answered" if answered else "handed_on"] += 1
-    return answered
-
-
-async def _lane_answer(request: LaneRequest, send) -> bool:
     if not lane_enabled():
         return False
     scheme, _, raw_key = request.header(b"authorization").partition(" ")
@@ -267,18 +259,21 @@ async def _lane_answer(request: LaneRequest, send) -> bool:
     player = await _player(workspace=key.workspace, external_id=call.user)
     redis = redis_client()
     limit, window = parse_rate(settings.BRIDGE_RATE_LIMIT)
-    key_count, player_count = await rate_limits_count_async(
-        redis,
-        [
-            RateLimit(scope="bridge-key", key=str(key.pk), limit=limit, window_seconds=window),
-            RateLimit(
-                scope="bridge-player",
-                key=f"{entry.challenge.id}:{player.end_user.id}",
-                limit=entry.challenge.max_attempts_per_hour,
-                window_seconds=3600,
-            ),
-        ],
-    )
+    try:
+        key_count, player_count = await rate_limits_count_async(
+            redis,
+            [
+                RateLimit(scope="bridge-key", key=str(key.pk), limit=limit, window_seconds=window),
+                RateLimit(
+                    scope="bridge-player",
+                    key=f"{entry.challenge.id}:{player.end_user.id}",
+                    limit=entry.challenge.max_attempts_per_hour,
+                    window_seconds=3600,
+                ),
+            ],
+        )
+    except (RedisError, OSError):
+        return False  # Django's path meets the same Redis and says so
     try:
         key_count.refuse_if_over()
         if player_count.over:

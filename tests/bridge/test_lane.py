@@ -10,11 +10,12 @@ import threading
 import pytest
 from django.db import connection
 
-from challenges.bridge.lane import lane_caches_clear, lane_counts
+from challenges.bridge.lane import lane_caches_clear
 from challenges.models import BridgeDelivery, ChallengeAttempt, LeaderboardEntry
 from challenges.services.bridge_keys import bridge_key_create, bridge_key_revoke
 from challenges.services.challenges import challenge_update
 from challenges.services.secrets import secret_create, secret_update
+from core.fastlane import lane_counts
 from notifications.models import Event
 from players.models import EndUser
 from tests.bridge.conftest import EVALUATOR, bearer_client, run_id
@@ -60,16 +61,18 @@ def call(challenge, **fields) -> str:
 
 
 def answered_by_lane(client, body: str):
-    before = lane_counts["answered"]
+    before = lane_counts["challenge_evaluator_lane:answered"]
     response = client.post(EVALUATOR, body, content_type="text/plain")
-    assert lane_counts["answered"] == before + 1, "Django answered, not the lane"
+    assert lane_counts["challenge_evaluator_lane:answered"] == before + 1, (
+        "Django answered, not the lane"
+    )
     return response
 
 
 def handed_on(client, body: str):
-    before = lane_counts["handed_on"]
+    before = lane_counts["challenge_evaluator_lane:handed_on"]
     response = client.post(EVALUATOR, body, content_type="text/plain")
-    assert lane_counts["handed_on"] == before + 1, "the lane answered"
+    assert lane_counts["challenge_evaluator_lane:handed_on"] == before + 1, "the lane answered"
     return response
 
 
