@@ -33,7 +33,7 @@ from challenges.services.evaluation import challenge_evaluate_async
 from challenges.services.secrets import player_secret
 from core.aio_clients import postgres_in_use, redis_client
 from core.errors import ApplicationError
-from core.fastlane import LaneRequest, error_body, lane_read_body, lane_respond_json
+from core.fastlane import LaneRequest, error_body, lane_counts, lane_read_body, lane_respond_json
 from core.ratelimit import (
     RateLimit,
     parse_rate,
@@ -218,8 +218,21 @@ async def _player(*, workspace, external_id: str) -> _Player:
     cache_key = (workspace.id, external_id)
     if cache_key in _players:
         return _players[cache_key]
-    found = await run_orm(_player_load, workspace=workspace, external_id=external_id)
-    return _players.remember(cache_key, found)
+    row = await recording.player_row(workspace_id=workspace.id, external_id=external_id)
+    if row is None:  # a new player: created as Django's path creates one
+        found = await run_orm(_player_load, workspace=workspace, external_id=external_id)
+        return _players.remember(cache_key, found)
+    identity_id, linked_to_id, player_id, player_external_id, account_id = row
+    # Only what recording reads (id, workspace, external id, account); never saved.
+    player = EndUser(
+        id=player_id,
+        workspace_id=workspace.id,
+        external_id=player_external_id,
+        account_id=account_id,
+    )
+    return _players.remember(
+        cache_key, _Player(identity_id=identity_id, linked_to_id=linked_to_id, end_user=player)
+    )
 
 
 def _lane_takes(entry: _Challenge) -> bool:
@@ -362,6 +375,7 @@ async def _evaluate_and_record(
         # A deadlock with a link being made, a lost connection: Django's path answers.
         logger.warning("Bridge lane: recording failed, Django's path answers", exc_info=True)
         return None
+    lane_counts[f"bridge_recording:{outcome.value}"] += 1
     if outcome is recording.Outcome.STALE:
         return None
     if outcome is recording.Outcome.REPLAYED:

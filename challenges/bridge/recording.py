@@ -297,6 +297,22 @@ _batchers: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Batcher]" = (
 )
 
 
+async def player_row(*, workspace_id: Any, external_id: str) -> tuple | None:
+    """(identity id, linked-to id, player id, player's external id, player's account id) of
+    a Dify user already known in the workspace; the player is the account it is linked to."""
+    end_user_t = EndUser._meta.db_table
+    pool = await pg_pool()
+    async with pool.connection() as connection:
+        cursor = await connection.execute(
+            f"SELECT identity.id, identity.linked_to_id, player.id, player.external_id, "  # noqa: S608
+            f"player.account_id FROM {end_user_t} identity "
+            f"JOIN {end_user_t} player ON player.id = coalesce(identity.linked_to_id, identity.id) "
+            "WHERE identity.workspace_id = %s AND identity.external_id = %s",
+            (workspace_id, external_id),
+        )
+        return await cursor.fetchone()
+
+
 async def stored_response(*, workspace_id: Any, endpoint: str, workflow_run_id: str) -> dict | None:
     pool = await pg_pool()
     async with pool.connection() as connection:

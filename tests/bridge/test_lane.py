@@ -11,12 +11,14 @@ import pytest
 from django.db import connection
 
 from challenges.bridge.lane import lane_caches_clear
+from challenges.bridge.linking import bridge_link_dify_user
 from challenges.models import BridgeDelivery, ChallengeAttempt, LeaderboardEntry
 from challenges.services.bridge_keys import bridge_key_create, bridge_key_revoke
 from challenges.services.challenges import challenge_update
 from challenges.services.secrets import secret_create, secret_update
 from core.fastlane import lane_counts
 from notifications.models import Event
+from players.link_codes import link_code_create
 from players.models import EndUser
 from tests.bridge.conftest import EVALUATOR, bearer_client, run_id
 from tests.conftest import redis_up, require_service
@@ -277,3 +279,16 @@ def test_a_body_over_the_limit_gets_djangos_413(lane, challenge, settings):
     assert response.status_code == 413
     assert response.json()["error"]["code"]
     assert ChallengeAttempt.objects.count() == 0
+
+
+def test_a_link_made_after_the_cache_filled_records_for_the_account(lane, challenge, player):
+    lane.post(EVALUATOR, call(challenge), content_type="text/plain")  # cached unlinked
+    code = link_code_create(account=player, workspace=challenge.workspace).code
+    bridge_link_dify_user(workspace=challenge.workspace, user="dify-user-1", link_code=code)
+
+    response = lane.post(EVALUATOR, call(challenge), content_type="text/plain")
+    attempt = ChallengeAttempt.objects.get(id=response.json()["attempt_id"])
+    assert attempt.account_id == player.id
+    assert attempt.end_user.account_id == player.id
+    again = answered_by_lane(lane, call(challenge))
+    assert ChallengeAttempt.objects.get(id=again.json()["attempt_id"]).account_id == player.id
