@@ -12,10 +12,11 @@ together in the next one (each worker keeps one statement in flight): under load
 statement carries a few dozen calls, idle it carries one and nobody waits for company.
 Each call keeps its own outcome; rows are matched to calls by their new attempt's id.
 
-A success that would rank better than the player's board entry writes nothing here: the
-full path records it (`evaluation_finish`), with the board upsert, the first-blood and
-record events in its transaction and the live pushes after it. A board changes far less
-often than an attempt lands.
+A success that ranks better than the player's board entry is written here too, entry
+included, when it lands below every row a live board shows on a board in no collection:
+then the full path would write no event and push nothing either. Any other improvement
+writes nothing here: the full path records it (`evaluation_finish`), with the board
+upsert, the first-blood and record events in its transaction and the live pushes after.
 """
 
 import asyncio
@@ -28,6 +29,7 @@ from typing import Any
 
 import orjson
 import psycopg
+from django.conf import settings
 from django.db import connections, models
 from psycopg.types.json import Jsonb
 
@@ -41,6 +43,7 @@ from challenges.models import (
     LeaderboardEntry,
     Secret,
 )
+from challenges.services.attempts import leaderboard_upsert_sql
 from core.aio_clients import pg_pool
 from players.models import EndUser
 
@@ -148,6 +151,12 @@ def _statement() -> str:
     arrays = ", ".join(f"%({name})s::{sql_type}[]" for name, sql_type, _ in inputs)
     names = ", ".join(name for name, _, _ in inputs)
     attempt_columns = [name for name, _, _ in inputs if name.startswith("a_")]
+    board_rows = (
+        "SELECT challenge_id, player_id, a_id, rank_value, a_created_at, a_score, "
+        "a_judge_rating, a_tokens_total, a_elapsed_ms, a_created_at FROM still "
+        "WHERE ord IN (SELECT ord FROM quiet) "
+        "AND a_id IN (SELECT attempt_id FROM delivery)"
+    )
     # Only our own table and column names are interpolated; values go as parameters.
     return f"""
 WITH input AS (
@@ -187,11 +196,33 @@ WITH input AS (
           AND (entry.rank_value < still.rank_value
                OR (entry.rank_value = still.rank_value AND entry.achieved_at <= still.a_created_at))
     )
+), shown AS (
+    -- Each challenge's board as this snapshot shows it: the last row a live board shows.
+    SELECT challenge_id, last.rank_value AS last_rank, last.achieved_at AS last_at,
+           EXISTS (SELECT 1 FROM {item_t} item WHERE item.challenge_id = batch.challenge_id)
+             AS collected
+    FROM (SELECT DISTINCT challenge_id FROM still) AS batch
+    LEFT JOIN LATERAL (
+        SELECT entry.rank_value, entry.achieved_at FROM {entry_t} entry
+        WHERE entry.challenge_id = batch.challenge_id
+        ORDER BY entry.rank_value, entry.achieved_at, entry.id
+        OFFSET %(last_shown)s LIMIT 1
+    ) AS last ON true
+), quiet AS (
+    -- Improvements that land below every shown row of a board in no collection: no event,
+    -- no live push; written here, the best one per player.
+    SELECT DISTINCT ON (still.challenge_id, still.player_id) still.ord
+    FROM still JOIN shown USING (challenge_id)
+    WHERE still.ord IN (SELECT ord FROM improves) AND NOT shown.collected
+      AND shown.last_rank IS NOT NULL
+      AND (still.rank_value, still.a_created_at) > (shown.last_rank, shown.last_at)
+    ORDER BY still.challenge_id, still.player_id, still.rank_value, still.a_created_at
 ), delivery AS (
     INSERT INTO {delivery_t} (workspace_id, endpoint, workflow_run_id, attempt_id, response,
                               created_at)
     SELECT workspace_id, endpoint, workflow_run_id, a_id, response, a_created_at
-    FROM still WHERE ord NOT IN (SELECT ord FROM improves)
+    FROM still
+    WHERE ord NOT IN (SELECT ord FROM improves) OR ord IN (SELECT ord FROM quiet)
     ORDER BY ord
     ON CONFLICT (workspace_id, endpoint, workflow_run_id) DO NOTHING
     RETURNING attempt_id
@@ -199,6 +230,8 @@ WITH input AS (
     INSERT INTO {attempt_t} ({", ".join(name[2:] for name in attempt_columns)})
     SELECT {", ".join(attempt_columns)} FROM still JOIN delivery ON delivery.attempt_id = still.a_id
     RETURNING id
+), board AS (
+    {leaderboard_upsert_sql(rows=board_rows)}
 ), key_use AS (
     UPDATE {key_t} AS bridge_key SET last_used_at = used.at
     FROM (
@@ -210,14 +243,18 @@ WITH input AS (
 )
 SELECT input.ord,
        EXISTS (SELECT 1 FROM still WHERE still.ord = input.ord),
-       EXISTS (SELECT 1 FROM improves WHERE improves.ord = input.ord),
+       EXISTS (SELECT 1 FROM improves WHERE improves.ord = input.ord)
+         AND NOT EXISTS (SELECT 1 FROM quiet WHERE quiet.ord = input.ord),
        EXISTS (SELECT 1 FROM new_attempt WHERE new_attempt.id = input.a_id)
 FROM input
 """  # noqa: S608
 
 
 def _parameters(records: list[LaneRecord]) -> dict[str, Any]:
-    parameters: dict[str, Any] = {"ord": list(range(len(records)))}
+    parameters: dict[str, Any] = {
+        "ord": list(range(len(records))),
+        "last_shown": settings.LEADERBOARD_DEFAULT_LIMIT - 1,
+    }
     for name, _, getter in _input_columns():
         if getter is not None:
             parameters[name] = [getter(record) for record in records]

@@ -13,10 +13,12 @@ from django.db import connection
 from challenges.bridge.lane import lane_caches_clear
 from challenges.bridge.linking import bridge_link_dify_user
 from challenges.models import BridgeDelivery, ChallengeAttempt, LeaderboardEntry
+from challenges.services.attempts import attempt_record
 from challenges.services.bridge_keys import bridge_key_create, bridge_key_revoke
 from challenges.services.challenges import challenge_update
 from challenges.services.secrets import secret_create, secret_update
 from core.fastlane import lane_counts
+from judging.verdicts import Verdict
 from notifications.models import Event
 from players.link_codes import link_code_create
 from players.models import EndUser
@@ -292,3 +294,38 @@ def test_a_link_made_after_the_cache_filled_records_for_the_account(lane, challe
     assert attempt.end_user.account_id == player.id
     again = answered_by_lane(lane, call(challenge))
     assert ChallengeAttempt.objects.get(id=again.json()["attempt_id"]).account_id == player.id
+
+
+def test_a_win_below_the_shown_rows_enters_the_board_in_the_lane(lane, challenge):
+    for n in range(10):
+        attempt_record(
+            challenge=challenge,
+            end_user=make_end_user(workspace=challenge.workspace, external_id=f"early-{n}"),
+            verdict=Verdict(passed=True),
+            source=ChallengeAttempt.Source.BRIDGE,
+        )
+    lane.post(EVALUATOR, call(challenge), content_type="text/plain")  # warm the caches
+    events = Event.objects.count()
+    changed = lane_counts["bridge_recording:board_changed"]
+
+    response = answered_by_lane(lane, call(challenge, output="open sesame"))
+    assert lane_counts["bridge_recording:board_changed"] == changed
+    entry = LeaderboardEntry.objects.get(end_user__external_id="dify-user-1")
+    assert str(entry.attempt_id) == response.json()["attempt_id"]
+    assert LeaderboardEntry.objects.count() == 11
+    assert Event.objects.count() == events
+
+
+def test_a_win_into_the_shown_rows_is_recorded_by_the_full_path(lane, challenge):
+    attempt_record(
+        challenge=challenge,
+        end_user=make_end_user(workspace=challenge.workspace, external_id="early"),
+        verdict=Verdict(passed=True),
+        source=ChallengeAttempt.Source.BRIDGE,
+    )
+    lane.post(EVALUATOR, call(challenge), content_type="text/plain")
+    changed = lane_counts["bridge_recording:board_changed"]
+    response = answered_by_lane(lane, call(challenge, output="open sesame"))
+    assert lane_counts["bridge_recording:board_changed"] == changed + 1
+    entry = LeaderboardEntry.objects.get(end_user__external_id="dify-user-1")
+    assert str(entry.attempt_id) == response.json()["attempt_id"]
