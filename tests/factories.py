@@ -4,8 +4,10 @@ import itertools
 
 from django.contrib.auth import get_user_model
 
-from challenges.models import Challenge
+from challenges.models import Challenge, ChallengeAttempt
+from challenges.services.attempts import attempt_record
 from challenges.services.challenges import challenge_create
+from judging.verdicts import Verdict
 from players import services as player_services
 from players.models import EndUser, Membership, Workspace
 
@@ -46,4 +48,14 @@ def make_challenge(*, workspace: Workspace, **fields) -> Challenge:
 def make_end_user(*, workspace: Workspace, external_id: str | None = None) -> EndUser:
     return player_services.end_user_for_external_id(
         workspace=workspace, external_id=external_id or f"dify-user-{next(_counter)}"
+    )
+
+
+def record_win(challenge: Challenge, player: EndUser | str, **metrics) -> ChallengeAttempt:
+    """A won attempt, recorded as the services record one; `player` is an EndUser or the
+    external id of a Dify user (created when new). `metrics`: elapsed_ms, tokens_total…"""
+    if not isinstance(player, EndUser):
+        player = make_end_user(workspace=challenge.workspace, external_id=player)
+    return attempt_record(
+        challenge=challenge, end_user=player, verdict=Verdict(True, "ok"), **metrics
     )

@@ -14,7 +14,6 @@ statement re-checks all of them, and a mismatch drops the cache and hands the ca
 """
 
 import logging
-import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +27,7 @@ from challenges.bridge import recording, services
 from challenges.bridge.auth import key_for_bearer
 from challenges.bridge.signatures import key_hash
 from challenges.models import BridgeKey, Challenge, ChallengeAttempt, CollectionItem, Secret
+from challenges.selectors.challenges import challenge_in_workspace_by_ref
 from challenges.services.attempts import attempt_build
 from challenges.services.evaluation import challenge_evaluate_async
 from challenges.services.secrets import player_secret
@@ -176,11 +176,7 @@ async def _key(raw: str) -> BridgeKey | None:
 
 
 def _challenge_load(*, workspace_id, ref: str) -> _Challenge | None:
-    challenges = Challenge.objects.filter(workspace_id=workspace_id)
-    try:
-        challenge = challenges.filter(id=uuid.UUID(ref)).first()
-    except ValueError:
-        challenge = challenges.filter(slug=ref).first()
+    challenge = challenge_in_workspace_by_ref(workspace_id=workspace_id, ref=ref)
     if challenge is None:
         return None
     secret = (

@@ -6,7 +6,6 @@ stored answer back with nothing new written.
 """
 
 import logging
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +13,7 @@ from django.db import IntegrityError, transaction
 
 from challenges.bridge.linking import bridge_link_dify_user
 from challenges.models import BridgeDelivery, BridgeKey, Challenge, ChallengeAttempt
+from challenges.selectors.challenges import challenge_in_workspace_by_ref
 from challenges.selectors.levels import level_locked_reason
 from challenges.services.attempts import attempt_record
 from challenges.services.evaluation import (
@@ -76,11 +76,7 @@ def _stored_answer(*, workspace_id, endpoint: str, workflow_run_id: str) -> dict
 
 
 def _challenge_in_workspace(*, workspace_id, ref: str) -> Challenge:
-    challenges = Challenge.objects.filter(workspace_id=workspace_id)
-    try:
-        challenge = challenges.filter(id=uuid.UUID(ref)).first()
-    except ValueError:
-        challenge = challenges.filter(slug=ref).first()
+    challenge = challenge_in_workspace_by_ref(workspace_id=workspace_id, ref=ref)
     if challenge is None:
         raise NotFoundError("No challenge with that id in this bridge key's workspace.")
     return challenge

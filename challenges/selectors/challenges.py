@@ -14,6 +14,15 @@ def challenge_by_id(*, challenge_id: Any) -> Challenge | None:
     return Challenge.objects.filter(id=challenge_id).first()
 
 
+def challenge_in_workspace_by_ref(*, workspace_id: Any, ref: str) -> Challenge | None:
+    """A workspace's challenge named by id or by slug (as the bridge names them)."""
+    challenges = Challenge.objects.filter(workspace_id=workspace_id)
+    try:
+        return challenges.filter(id=uuid.UUID(ref)).first()
+    except ValueError:
+        return challenges.filter(slug=ref).first()
+
+
 def challenge_visible_by_id(*, challenge_id: str) -> Challenge | None:
     """An active challenge by its id as text; None for a malformed or unknown id."""
     try:

@@ -13,18 +13,16 @@ from django.db import connection
 from challenges.bridge.lane import lane_caches_clear
 from challenges.bridge.linking import bridge_link_dify_user
 from challenges.models import BridgeDelivery, ChallengeAttempt, LeaderboardEntry
-from challenges.services.attempts import attempt_record
 from challenges.services.bridge_keys import bridge_key_create, bridge_key_revoke
 from challenges.services.challenges import challenge_update
 from challenges.services.secrets import secret_create, secret_update
 from core.fastlane import lane_counts
-from judging.verdicts import Verdict
 from notifications.models import Event
 from players.link_codes import link_code_create
 from players.models import EndUser
 from tests.bridge.conftest import EVALUATOR, bearer_client, run_id
 from tests.conftest import redis_up, require_service
-from tests.factories import make_challenge, make_end_user
+from tests.factories import make_challenge, make_end_user, record_win
 from tests.lane_client import LaneClient
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -298,12 +296,7 @@ def test_a_link_made_after_the_cache_filled_records_for_the_account(lane, challe
 
 def test_a_win_below_the_shown_rows_enters_the_board_in_the_lane(lane, challenge):
     for n in range(10):
-        attempt_record(
-            challenge=challenge,
-            end_user=make_end_user(workspace=challenge.workspace, external_id=f"early-{n}"),
-            verdict=Verdict(passed=True),
-            source=ChallengeAttempt.Source.BRIDGE,
-        )
+        record_win(challenge, f"early-{n}")
     lane.post(EVALUATOR, call(challenge), content_type="text/plain")  # warm the caches
     events = Event.objects.count()
     changed = lane_counts["bridge_recording:board_changed"]
@@ -317,12 +310,7 @@ def test_a_win_below_the_shown_rows_enters_the_board_in_the_lane(lane, challenge
 
 
 def test_a_win_into_the_shown_rows_is_recorded_by_the_full_path(lane, challenge):
-    attempt_record(
-        challenge=challenge,
-        end_user=make_end_user(workspace=challenge.workspace, external_id="early"),
-        verdict=Verdict(passed=True),
-        source=ChallengeAttempt.Source.BRIDGE,
-    )
+    record_win(challenge, "early")
     lane.post(EVALUATOR, call(challenge), content_type="text/plain")
     changed = lane_counts["bridge_recording:board_changed"]
     response = answered_by_lane(lane, call(challenge, output="open sesame"))

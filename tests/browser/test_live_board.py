@@ -14,13 +14,11 @@ from django.conf import settings
 from django.db import connection
 from django.test import Client
 
-from challenges.services.attempts import attempt_record
 from challenges.services.collections import collection_create, collection_set_challenges
-from judging.verdicts import Verdict
 from players.services import end_user_for_account, profile_create
 from tests.browser.conftest import TIMEOUT_MS
 from tests.conftest import redis_up, require_service, subprocess_database_url
-from tests.factories import make_challenge, make_end_user, make_player, make_workspace
+from tests.factories import make_challenge, make_end_user, make_player, make_workspace, record_win
 from tests.servers import uvicorn_server
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -76,9 +74,7 @@ def wait_for(page, condition, what: str) -> None:
 
 
 def win(challenge, end_user, elapsed_ms: int) -> None:
-    attempt_record(
-        challenge=challenge, end_user=end_user, verdict=Verdict(True, "ok"), elapsed_ms=elapsed_ms
-    )
+    record_win(challenge, end_user, elapsed_ms=elapsed_ms)
 
 
 def win_elsewhere(challenge, end_user, elapsed_ms: int) -> None:

@@ -12,10 +12,8 @@ from rest_framework.renderers import JSONRenderer
 
 from challenges.api.serializers import LeaderboardSerializer
 from challenges.selectors.leaderboards import leaderboard_for_challenge
-from challenges.services.attempts import attempt_record
-from judging.verdicts import Verdict
 from tests.conftest import redis_up, require_service
-from tests.factories import make_challenge, make_end_user
+from tests.factories import make_challenge, record_win
 from tests.servers import free_port
 
 # Real commits: the board is stored only from committed data.
@@ -37,12 +35,7 @@ def board_url(challenge, query: str = "") -> str:
 
 
 def win(challenge, name: str, elapsed_ms: int = 500) -> None:
-    attempt_record(
-        challenge=challenge,
-        end_user=make_end_user(workspace=challenge.workspace, external_id=name),
-        verdict=Verdict(True, "ok"),
-        elapsed_ms=elapsed_ms,
-    )
+    record_win(challenge, name, elapsed_ms=elapsed_ms)
 
 
 def database_answer(api, challenge):

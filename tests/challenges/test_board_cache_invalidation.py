@@ -6,12 +6,10 @@ import redis
 from django.conf import settings
 
 from challenges.board_cache import board_cache_key
-from challenges.services.attempts import attempt_record
 from challenges.services.challenges import challenge_delete, challenge_update
-from judging.verdicts import Verdict
 from players.services import end_user_for_account, profile_create, profile_update
 from tests.conftest import redis_up, require_service
-from tests.factories import make_challenge, make_end_user
+from tests.factories import make_challenge, make_end_user, record_win
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -36,13 +34,7 @@ def stored(challenge) -> bool:
 
 
 def win(challenge, end_user, *, elapsed_ms=500, tokens_total=None) -> None:
-    attempt_record(
-        challenge=challenge,
-        end_user=end_user,
-        verdict=Verdict(True, "ok"),
-        elapsed_ms=elapsed_ms,
-        tokens_total=tokens_total,
-    )
+    record_win(challenge, end_user, elapsed_ms=elapsed_ms, tokens_total=tokens_total)
 
 
 def test_hiding_a_challenge_drops_its_board(anon_api, challenge):

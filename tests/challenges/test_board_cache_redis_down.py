@@ -9,10 +9,8 @@ from channels.testing import WebsocketCommunicator
 from django.test import override_settings
 
 from challenges.board_cache import board_cached
-from challenges.services.attempts import attempt_record
 from config.asgi import application
-from judging.verdicts import Verdict
-from tests.factories import make_challenge, make_end_user
+from tests.factories import make_challenge, record_win
 from tests.servers import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -30,12 +28,7 @@ def challenge(workspace):
 
 
 def win(challenge, name: str, elapsed_ms: int) -> None:
-    attempt_record(
-        challenge=challenge,
-        end_user=make_end_user(workspace=challenge.workspace, external_id=name),
-        verdict=Verdict(True, "ok"),
-        elapsed_ms=elapsed_ms,
-    )
+    record_win(challenge, name, elapsed_ms=elapsed_ms)
 
 
 def test_reads_answer_from_the_database(anon_api, challenge):

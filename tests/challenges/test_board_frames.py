@@ -12,11 +12,9 @@ from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from websockets.sync.client import connect
 
-from challenges.services.attempts import attempt_record
 from challenges.services.collections import collection_create, collection_set_challenges
 from config.asgi import application
-from judging.verdicts import Verdict
-from tests.factories import make_challenge, make_end_user, make_workspace
+from tests.factories import make_challenge, make_workspace, record_win
 from tests.test_live_websocket_server import server  # noqa: F401 - the uvicorn fixture
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -27,12 +25,7 @@ def socket(path: str) -> WebsocketCommunicator:
 
 
 def win(challenge, name: str, elapsed_ms: int = 500) -> None:
-    attempt_record(
-        challenge=challenge,
-        end_user=make_end_user(workspace=challenge.workspace, external_id=name),
-        verdict=Verdict(True, "ok"),
-        elapsed_ms=elapsed_ms,
-    )
+    record_win(challenge, name, elapsed_ms=elapsed_ms)
 
 
 def test_a_win_pushes_the_standings_and_the_board_html(workspace):

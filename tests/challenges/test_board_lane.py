@@ -3,12 +3,9 @@ Redis cache (one GET, no query), with the ETag and a 304; anything else goes to 
 
 import pytest
 
-from challenges.models import ChallengeAttempt
-from challenges.services.attempts import attempt_record
 from core.fastlane import lane_counts
-from judging.verdicts import Verdict
 from tests.conftest import redis_up, require_service
-from tests.factories import make_challenge, make_end_user
+from tests.factories import make_challenge, record_win
 from tests.lane_client import LaneClient
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -30,12 +27,7 @@ def challenge(workspace):
 
 
 def win(challenge, name: str) -> None:
-    attempt_record(
-        challenge=challenge,
-        end_user=make_end_user(workspace=challenge.workspace, external_id=name),
-        verdict=Verdict(passed=True),
-        source=ChallengeAttempt.Source.BRIDGE,
-    )
+    record_win(challenge, name)
 
 
 def read(client, challenge, query: str = "", **headers):

@@ -6,10 +6,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from challenges.services.attempts import attempt_record
-from judging.verdicts import Verdict
 from players.services import end_user_for_account
-from tests.factories import make_challenge, make_end_user
+from tests.factories import make_challenge, make_end_user, record_win
 
 pytestmark = pytest.mark.django_db
 
@@ -20,9 +18,7 @@ def challenge(workspace):
 
 
 def win(challenge, end_user, elapsed_ms: int) -> None:
-    attempt_record(
-        challenge=challenge, end_user=end_user, verdict=Verdict(True, "ok"), elapsed_ms=elapsed_ms
-    )
+    record_win(challenge, end_user, elapsed_ms=elapsed_ms)
 
 
 def partial(client: Client, challenge, etag: str | None = None):
