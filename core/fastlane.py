@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from asgiref.sync import ThreadSensitiveContext
 from csp.utils import build_policy
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
@@ -187,10 +186,7 @@ class Lane:
             await self.django_app(scope, receive, send)
             return
         request = LaneRequest(scope=scope, receive=receive, headers=dict(scope["headers"]))
-        # As Django's handler does per request: the request's sync work (run_orm) gets a
-        # thread of its own instead of queueing on the process's one shared thread.
-        async with ThreadSensitiveContext():
-            answered = lane_may_answer(request) and await handler(request, send)
+        answered = lane_may_answer(request) and await handler(request, send)
         lane_counts[f"{handler.__name__}:{'answered' if answered else 'handed_on'}"] += 1
         if not answered:
             await self.to_django(request, send)

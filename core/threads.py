@@ -12,7 +12,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.db import connections
 
 Result = TypeVar("Result")
@@ -51,3 +51,11 @@ async def run_blocking(function: Callable[..., Result], /, *args: Any, **kwargs:
     return await loop.run_in_executor(
         _blocking_executor, functools.partial(function, *args, **kwargs)
     )
+
+
+async def run_orm_apart(function: Callable[..., Result], /, *args: Any, **kwargs: Any) -> Result:
+    """`run_orm` outside Django's request handling (the raw lanes): on a thread of this
+    call's own, as Django's handler gives each request, instead of queueing on the one
+    thread a process shares for sync work outside a request."""
+    async with ThreadSensitiveContext():
+        return await run_orm(function, *args, **kwargs)

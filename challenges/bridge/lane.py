@@ -41,7 +41,7 @@ from core.ratelimit import (
     rate_limits_count_async,
 )
 from core.redaction import redact_secrets
-from core.threads import run_orm
+from core.threads import run_orm_apart
 from players.models import EndUser
 from players.services import end_user_for_external_id
 
@@ -171,7 +171,7 @@ async def _key(raw: str) -> BridgeKey | None:
     hashed = key_hash(raw)
     if hashed in _keys:
         return _keys[hashed]
-    key = await run_orm(key_for_bearer, raw)
+    key = await run_orm_apart(key_for_bearer, raw)
     return _keys.remember(hashed, key) if key is not None else None
 
 
@@ -198,7 +198,7 @@ async def _challenge(*, workspace_id, ref: str) -> _Challenge | None:
     cache_key = (workspace_id, ref)
     if cache_key in _challenges:
         return _challenges[cache_key]
-    found = await run_orm(_challenge_load, workspace_id=workspace_id, ref=ref)
+    found = await run_orm_apart(_challenge_load, workspace_id=workspace_id, ref=ref)
     return _challenges.remember(cache_key, found) if found is not None else None
 
 
@@ -216,7 +216,7 @@ async def _player(*, workspace, external_id: str) -> _Player:
         return _players[cache_key]
     row = await recording.player_row(workspace_id=workspace.id, external_id=external_id)
     if row is None:  # a new player: created as Django's path creates one
-        found = await run_orm(_player_load, workspace=workspace, external_id=external_id)
+        found = await run_orm_apart(_player_load, workspace=workspace, external_id=external_id)
         return _players.remember(cache_key, found)
     identity_id, linked_to_id, player_id, player_external_id, account_id = row
     # Only what recording reads (id, workspace, external id, account); never saved.
@@ -382,7 +382,7 @@ async def _evaluate_and_record(
         )
         return services.BridgeAnswer(stored, replayed=True) if stored is not None else None
     if outcome is recording.Outcome.BOARD_CHANGED:
-        return await run_orm(
+        return await run_orm_apart(
             services.evaluation_finish,
             plan=services.EvaluationPlan(
                 challenge=challenge,

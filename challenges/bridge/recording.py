@@ -197,11 +197,14 @@ WITH input AS (
                OR (entry.rank_value = still.rank_value AND entry.achieved_at <= still.a_created_at))
     )
 ), shown AS (
-    -- Each challenge's board as this snapshot shows it: the last row a live board shows.
+    -- The board of each challenge a call improves on, as this snapshot shows it: the last
+    -- row a live board shows, and whether a collection holds the challenge.
     SELECT challenge_id, last.rank_value AS last_rank, last.achieved_at AS last_at,
            EXISTS (SELECT 1 FROM {item_t} item WHERE item.challenge_id = batch.challenge_id)
              AS collected
-    FROM (SELECT DISTINCT challenge_id FROM still) AS batch
+    FROM (
+        SELECT DISTINCT challenge_id FROM still WHERE ord IN (SELECT ord FROM improves)
+    ) AS batch
     LEFT JOIN LATERAL (
         SELECT entry.rank_value, entry.achieved_at FROM {entry_t} entry
         WHERE entry.challenge_id = batch.challenge_id
