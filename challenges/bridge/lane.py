@@ -3,11 +3,12 @@
 It answers a Bearer-keyed, well-formed call for a stored rules challenge with the full
 path's answer, status and headers: key and player rate limits (one Redis round trip),
 stored-answer replay, the rules evaluator with the echo rule, masking, and one SQL
-statement recording delivery and attempt (`recording.py`). Anything else is handed to
-Django unchanged — a signed call, an inline rule, an llm-judge or plugin challenge, a
-level of an in-order collection, a player over the hourly limit, a success that changes
-the board, a field the DRF serializer would reshape or refuse, a stale cache — so errors
-and rare cases keep exactly one implementation.
+statement recording delivery and attempt (`recording.py`); a win that a live board
+shows, or that writes an event, is recorded by the full path's `evaluation_finish`.
+Anything else is handed to Django unchanged — a signed call, an inline rule, an llm-judge
+or plugin challenge, a level of an in-order collection, a player over the hourly limit, a
+field the DRF serializer would reshape or refuse, a stale cache — so errors and rare
+cases keep exactly one implementation.
 
 Key, challenge and player are looked up once per process and kept; the recording
 statement re-checks all of them, and a mismatch drops the cache and hands the call on.
@@ -24,6 +25,7 @@ from django.conf import settings
 from redis.exceptions import RedisError
 
 from challenges.bridge import recording, services
+from challenges.bridge.api import MAX_STORED_INTEGER, ChallengeEvaluatorInputSerializer
 from challenges.bridge.auth import key_for_bearer
 from challenges.bridge.signatures import key_hash
 from challenges.models import BridgeKey, Challenge, ChallengeAttempt, CollectionItem, Secret
@@ -47,16 +49,12 @@ from players.services import end_user_for_external_id
 
 logger = logging.getLogger(__name__)
 
-MAX_STORED_INTEGER = 2**31 - 1
 _REQUIRED = frozenset({"challenge_id", "output", "user", "workflow_run_id"})
 _OPTIONAL = frozenset({"prompt", "tokens_total", "elapsed_ms", "variables", "mask_variables"})
-# The DRF serializer's max_length of each text field (challenges/bridge/api.py).
+# The serializer's limits, so the lane never takes what Django's path would refuse.
 _TEXT_LIMITS = {
-    "challenge_id": 100,
-    "user": 255,
-    "workflow_run_id": 100,
-    "output": 100_000,
-    "prompt": 100_000,
+    name: ChallengeEvaluatorInputSerializer().fields[name].max_length
+    for name in ("challenge_id", "user", "workflow_run_id", "output", "prompt")
 }
 _TRIMMED = ("challenge_id", "user", "workflow_run_id")
 _CACHE_SIZE = 50_000
@@ -93,7 +91,9 @@ class _Player:
     end_user: EndUser
 
 
-class _Lru(OrderedDict):
+class _Bounded(OrderedDict):
+    """A cache that forgets its oldest entries past _CACHE_SIZE."""
+
     def remember(self, key, value):
         self[key] = value
         if len(self) > _CACHE_SIZE:
@@ -101,9 +101,9 @@ class _Lru(OrderedDict):
         return value
 
 
-_keys: _Lru = _Lru()
-_challenges: _Lru = _Lru()
-_players: _Lru = _Lru()
+_keys: _Bounded = _Bounded()
+_challenges: _Bounded = _Bounded()
+_players: _Bounded = _Bounded()
 
 
 def lane_caches_clear() -> None:

@@ -317,3 +317,27 @@ def test_a_win_into_the_shown_rows_is_recorded_by_the_full_path(lane, challenge)
     assert lane_counts["bridge_recording:board_changed"] == changed + 1
     entry = LeaderboardEntry.objects.get(end_user__external_id="dify-user-1")
     assert str(entry.attempt_id) == response.json()["attempt_id"]
+
+
+HOSTILE_BODIES = [
+    b"",
+    b"{",
+    b"[]",
+    b'"text"',
+    b'{"challenge_id": null}',
+    b'{"challenge_id": "x", "output": "o", "user": "u", "workflow_run_id": "r"}',
+    b'{"challenge_id": "\\u0000", "output": "o", "user": "u", "workflow_run_id": "r"}',
+    b'{"challenge_id": "x", "output": "\\ud800", "user": "u", "workflow_run_id": "r"}',
+    b'{"output": 1e999, "user": [], "workflow_run_id": {}, "challenge_id": 1}',
+    b'{"tokens_total": 99999999999999999999999}',
+    b'{"variables": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+    '{"user": "\u202eadmin"}'.encode(),
+    b"\xff\xfe\x00garbage",
+]
+
+
+@pytest.mark.parametrize("body", HOSTILE_BODIES)
+def test_hostile_bodies_never_get_a_5xx(lane, challenge, body):
+    response = lane.post(EVALUATOR, body, content_type="text/plain")
+    assert response.status_code < 500
+    assert "error" in response.json()
