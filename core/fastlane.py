@@ -129,23 +129,21 @@ def error_body(*, code: str, message: str, fields: dict | None = None) -> dict:
     return {"error": {"code": code, "message": message, "fields": fields or {}}}
 
 
-async def lane_read_body(request: LaneRequest, *, limit: int) -> bytes | None:
-    """The whole body when it is at most `limit` bytes, else None (Django then answers)."""
+async def lane_read_body(request: LaneRequest, *, limit: int | None) -> bytes | None:
+    """The whole body when its declared length is at most `limit` bytes (None: no limit,
+    as Django reads the setting), else None and nothing read (Django then answers)."""
     declared = request.headers.get(b"content-length")
-    if declared is None or not declared.isdigit() or int(declared) > limit:
+    if declared is None or not declared.isdigit():
+        return None
+    if limit is not None and int(declared) > limit:
         return None
     chunks = []
-    size = 0
     more = True
     while more:
         message = await request.receive()
         if message["type"] != "http.request":
-            return None
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
+            return None  # the client left; Django's receive says so again
+        chunks.append(message.get("body", b""))
         more = message.get("more_body", False)
     request.body = b"".join(chunks)
     return request.body

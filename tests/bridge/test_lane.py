@@ -341,3 +341,9 @@ def test_hostile_bodies_never_get_a_5xx(lane, challenge, body):
     response = lane.post(EVALUATOR, body, content_type="text/plain")
     assert response.status_code < 500
     assert "error" in response.json()
+
+
+def test_no_body_limit_at_all_is_taken_as_django_takes_it(lane, challenge, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = None
+    response = answered_by_lane(lane, call(challenge))
+    assert response.status_code == 200
