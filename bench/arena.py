@@ -18,13 +18,10 @@ import hashlib
 import logging
 import os
 import re
-import signal
 import statistics
 import subprocess
 import sys
 import time
-import urllib.request
-import uuid
 from pathlib import Path
 
 import httpx
@@ -33,13 +30,18 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.serving import site_environment, stop, uvicorn_start  # noqa: E402
+
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/phc_arena")
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/11")
-os.environ.setdefault("TESTING", "true")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 import django  # noqa: E402
 
+from bench.database import database_create_if_missing  # noqa: E402
+
+database_create_if_missing(url=os.environ["DATABASE_URL"])
 django.setup()
 
 from django.core.management import call_command  # noqa: E402
@@ -54,45 +56,9 @@ def migrate() -> None:
 
 
 def serve(port: int, workers: int) -> subprocess.Popen:
-    env = {
-        **os.environ,
-        "TESTING": "false",
-        "DEBUG": "false",
-        "ARENA_AUTH": "auth",
-        "SECRET_KEY": os.environ.get("SECRET_KEY", "bench-only-" + uuid.uuid4().hex),
-        "SECURE_SSL_REDIRECT": "false",
-        "SECURE_COOKIES": "false",
-        "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
-        "DB_POOL_SIZE": os.environ.get("DB_POOL_SIZE", "8"),
-    }
-    command = [
-        str(ROOT / ".venv/bin/uvicorn"),
-        "config.asgi:application",
-        "--host=127.0.0.1",
-        f"--port={port}",
-        f"--workers={workers}",
-        "--no-access-log",
-        "--log-level=warning",
-        "--lifespan=off",
-    ]
-    server = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1):
-                return server
-        except OSError:
-            time.sleep(0.2)
-    stop(server)
-    sys.exit("uvicorn did not start within 30 s")
-
-
-def stop(server: subprocess.Popen) -> None:
-    os.killpg(server.pid, signal.SIGTERM)
-    try:
-        server.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(server.pid, signal.SIGKILL)
+    return uvicorn_start(
+        port=port, workers=workers, env=site_environment(ARENA_AUTH="auth"), wait_seconds=30
+    )
 
 
 # How often a waiting agent asks for the other's chat message: a patient agent, not a spin.

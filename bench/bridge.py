@@ -16,12 +16,10 @@ import argparse
 import asyncio
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
 import time
-import urllib.request
 import uuid
 from pathlib import Path
 
@@ -36,6 +34,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 import django  # noqa: E402
 
 from bench.database import database_create_if_missing  # noqa: E402
+from bench.serving import site_environment, stop, uvicorn_start  # noqa: E402
 
 database_create_if_missing(url=os.environ["DATABASE_URL"])
 django.setup()
@@ -79,49 +78,10 @@ def set_up() -> tuple[str, str]:
 
 
 def serve(port: int, workers: int) -> subprocess.Popen:
-    env = {
-        **os.environ,
-        "DEBUG": "false",
-        # Plain HTTP on loopback: no redirect to HTTPS.
-        "SECURE_SSL_REDIRECT": "false",
-        "SECURE_HSTS_SECONDS": "0",
-        "SECRET_KEY": os.environ.get("SECRET_KEY", "bench-only-" + uuid.uuid4().hex),
-        "SECURE_COOKIES": "false",
-        "BRIDGE_RATE_LIMIT": os.environ.get("BRIDGE_RATE_LIMIT", "1000000/m"),
-        "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
-        # ASGI runs each request's sync code on a fresh thread: pool, or connections pile up.
-        "DB_POOL_SIZE": os.environ.get("DB_POOL_SIZE", "8"),
-    }
-    command = [
-        str(ROOT / ".venv/bin/uvicorn"),
-        "config.asgi:application",
-        "--host=127.0.0.1",
-        f"--port={port}",
-        f"--workers={workers}",
-        "--no-access-log",
-        "--log-level=warning",
-        "--loop=uvloop",
-        "--http=httptools",
-        "--lifespan=off",
-    ]
-    server = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1):
-                return server
-        except OSError:
-            time.sleep(0.2)
-    stop(server)
-    sys.exit("uvicorn did not start within 30 s")
-
-
-def stop(server: subprocess.Popen) -> None:
-    os.killpg(server.pid, signal.SIGTERM)
-    try:
-        server.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(server.pid, signal.SIGKILL)
+    env = site_environment(
+        BRIDGE_RATE_LIMIT=os.environ.get("BRIDGE_RATE_LIMIT", "1000000/m"),
+    )
+    return uvicorn_start(port=port, workers=workers, env=env, wait_seconds=30)
 
 
 class Connection:

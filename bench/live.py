@@ -17,7 +17,6 @@ import argparse
 import asyncio
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -37,6 +36,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 import django  # noqa: E402
 
 from bench.database import database_create_if_missing  # noqa: E402
+from bench.serving import site_environment, uvicorn_start  # noqa: E402
+from bench.serving import stop as stop_server  # noqa: E402
 
 database_create_if_missing(url=os.environ["DATABASE_URL"])
 django.setup()
@@ -57,38 +58,17 @@ WORKSPACE = "Live benchmark"
 
 
 def serve(port: int, workers: int) -> subprocess.Popen:
-    env = {
-        **os.environ,
-        "DEBUG": "false",
-        # Plain HTTP on loopback: no redirect to HTTPS.
-        "SECURE_SSL_REDIRECT": "false",
-        "SECURE_HSTS_SECONDS": "0",
-        "SECRET_KEY": os.environ.get("SECRET_KEY", "bench-only-" + uuid.uuid4().hex),
-        "SECURE_COOKIES": "false",
-        "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
-    }
-    command = [
-        str(ROOT / ".venv/bin/uvicorn"),
-        "config.asgi:application",
-        "--host=127.0.0.1",
-        f"--port={port}",
-        f"--workers={workers}",
-        "--no-access-log",
-        "--log-level=warning",
-        "--loop=uvloop",
-        "--lifespan=off",
-        "--timeout-graceful-shutdown=5",
-        "--backlog=4096",
-    ]
-    return subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
+    return uvicorn_start(
+        port=port,
+        workers=workers,
+        env=site_environment(),
+        extra=("--timeout-graceful-shutdown=5", "--backlog=4096"),
+        wait_seconds=None,  # run() waits for it on its own loop
+    )
 
 
 def stop(server: subprocess.Popen) -> None:
-    os.killpg(server.pid, signal.SIGTERM)
-    try:
-        server.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(server.pid, signal.SIGKILL)
+    stop_server(server, timeout=20)
 
 
 def fresh_challenge() -> Challenge:

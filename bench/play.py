@@ -18,7 +18,6 @@ import asyncio
 import json
 import logging
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -28,6 +27,10 @@ import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.serving import site_environment, stop, uvicorn_start, wait_for  # noqa: E402
+
 MODEL_PORT_DEFAULT = 18671
 
 
@@ -99,37 +102,24 @@ def serve_model(port: int, delay: float) -> None:
 
 
 def django_setup() -> None:
-    sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/phc_play_bench")
     os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/8")
-    os.environ.setdefault("TESTING", "true")
     os.environ.setdefault("SECRET_KEY", "bench-only-" + uuid.uuid4().hex)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
 
+    from bench.database import database_create_if_missing
+
+    database_create_if_missing(url=os.environ["DATABASE_URL"])
     django.setup()
 
 
 def ensure_database() -> None:
     from django.core.management import call_command
-    from django.db import OperationalError, connection
+    from django.db import connection
 
     if connection.vendor != "postgresql":
         sys.exit("This benchmark needs PostgreSQL: set DATABASE_URL=postgres://…")
-    try:
-        connection.ensure_connection()
-    except OperationalError as error:
-        if "does not exist" not in str(error):
-            raise
-        import psycopg
-        from psycopg import sql
-
-        db = connection.settings_dict
-        params = {"host": db["HOST"], "port": db["PORT"], "user": db["USER"]}
-        params.update(password=db["PASSWORD"], dbname="postgres")
-        with psycopg.connect(**{k: v for k, v in params.items() if v}, autocommit=True) as admin:
-            admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(db["NAME"])))
-        print(f"created database {db['NAME']}")
     call_command("migrate", verbosity=0, interactive=False)
 
 
@@ -171,62 +161,13 @@ def set_up(players: int) -> tuple[str, list[str]]:
     return str(challenge.id), tokens
 
 
-def wait_for(url: str, process: subprocess.Popen, what: str) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            sys.exit(f"{what} exited")
-        try:
-            with urllib.request.urlopen(url, timeout=1):
-                return
-        except OSError:
-            time.sleep(0.2)
-    stop(process)
-    sys.exit(f"{what} did not start within 60 s")
-
-
 def serve_site(port: int, workers: int, model_url: str) -> subprocess.Popen:
-    env = {
-        **os.environ,
-        "TESTING": "false",
-        "DEBUG": "false",
-        # DEBUG off turns these on; the benchmark speaks plain HTTP to 127.0.0.1.
-        "SECURE_SSL_REDIRECT": "false",
-        "SECURE_HSTS_SECONDS": "0",
-        "SECURE_COOKIES": "false",
-        "OPENAI_BASE_URL": model_url,
-        "OPENAI_API_KEY": "bench",
-        "PLAY_IP_RATE_LIMIT": "100000000/m",
-        "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
-        "DB_POOL_SIZE": os.environ.get("DB_POOL_SIZE", "8"),
-    }
-    command = [
-        str(ROOT / ".venv/bin/uvicorn"),
-        "config.asgi:application",
-        "--host=127.0.0.1",
-        f"--port={port}",
-        f"--workers={workers}",
-        "--no-access-log",
-        "--log-level=warning",
-        "--loop=uvloop",
-        "--http=httptools",
-        "--lifespan=off",
-        "--backlog=2048",
-    ]
-    server = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
-    wait_for(f"http://127.0.0.1:{port}/health", server, "uvicorn")
-    return server
-
-
-def stop(process: subprocess.Popen) -> None:
-    os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-
-
-# --- The load ---------------------------------------------------------------------------------
+    env = site_environment(
+        OPENAI_BASE_URL=model_url,
+        OPENAI_API_KEY="bench",
+        PLAY_IP_RATE_LIMIT="100000000/m",
+    )
+    return uvicorn_start(port=port, workers=workers, env=env, extra=("--backlog=2048",))
 
 
 async def drive(port: int, *, challenge_id: str, tokens: list[str], seconds: float):

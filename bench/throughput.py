@@ -36,7 +36,6 @@ import re
 import resource
 import secrets
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
@@ -55,6 +54,10 @@ from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.serving import stop, uvicorn_start  # noqa: E402
+
 LUA = ROOT / "bench" / "wrk"
 PLAYERS = 1000
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -181,39 +184,13 @@ def free_port() -> int:
 
 
 def serve(args: argparse.Namespace, env: dict[str, str], port: int) -> subprocess.Popen:
-    command = [
-        checkout_python(args.checkout),
-        "-m",
-        "uvicorn",
-        "config.asgi:application",
-        "--host=127.0.0.1",
-        f"--port={port}",
-        f"--workers={args.workers}",
-        "--loop=uvloop",
-        "--http=httptools",
-        "--no-access-log",
-        "--log-level=warning",
-        "--lifespan=off",
-    ]
-    server = subprocess.Popen(command, cwd=args.checkout, env=env, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1):
-                return server
-        except OSError:
-            time.sleep(0.2)
-    stop(server)
-    sys.exit("uvicorn did not start within 60 s")
-
-
-def stop(server: subprocess.Popen) -> None:
-    os.killpg(server.pid, signal.SIGTERM)
-    try:
-        server.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(server.pid, signal.SIGKILL)
-        server.wait()
+    return uvicorn_start(
+        port=port,
+        workers=args.workers,
+        env=env,
+        checkout=args.checkout,
+        python=checkout_python(args.checkout),
+    )
 
 
 def warm_up(port: int, key: str, challenge_id: str, run_prefix: str) -> dict[int, int]:

@@ -5,6 +5,7 @@ from rest_framework.test import APIClient
 
 from players.services import token_issue
 from tests import factories
+from tests.judging.fake_openai import serve
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
@@ -118,3 +119,17 @@ def _close_stray_connections(django_db_setup, django_db_blocker):
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
             "WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
+
+
+@pytest.fixture
+def fake_openai(settings):
+    """A local OpenAI-compatible server the judge is pointed at."""
+    fake, server = serve()
+    settings.OPENAI_BASE_URL = fake.url
+    settings.OPENAI_API_KEY = "sk-test"
+    settings.JUDGE_MAX_RETRIES = 0
+    # Lets the same server stand in for a Dify target (the operator's allowlist).
+    settings.EGRESS_ALLOW_HOSTS = [fake.url.split("//", 1)[1].split("/", 1)[0]]
+    yield fake
+    server.shutdown()
+    server.server_close()

@@ -18,9 +18,7 @@ from challenges.selectors.levels import level_locked_reason
 from challenges.services.attempts import attempt_record
 from challenges.services.evaluation import (
     ECHO_FEEDBACK,
-    attempt_custom_score,
     attempt_custom_score_async,
-    challenge_evaluate,
     challenge_evaluate_async,
 )
 from challenges.services.secrets import secret_value_for
@@ -31,7 +29,7 @@ from core.redaction import REDACTED, redact_secrets
 from core.threads import run_orm
 from judging.errors import JudgeConfigError
 from judging.judge_config import judge_config_parse
-from judging.llm_judge import judge_with_llm, judge_with_llm_async
+from judging.llm_judge import judge_with_llm_async
 from judging.rules import SUCCESS_TYPES, PatternError, compile_pattern, evaluate_rule
 from judging.verdicts import Verdict
 from players.link_codes import end_user_for_recording, player_for_external_id
@@ -168,13 +166,6 @@ def _judged_inline(
     if judgement is None:
         return None
     return chained_verdict(judgement=judgement, config=judging.config, output=output)
-
-
-def _inline_judge_call(*, judging: InlineJudging, output: str) -> Verdict:
-    try:
-        return judge_with_llm(goal=judging.goal, response=output, config=judging.config)
-    except JudgeConfigError as exc:
-        raise ApplicationError(str(exc), code="invalid") from None
 
 
 async def _inline_judge_call_async(*, judging: InlineJudging, output: str) -> Verdict:
@@ -409,7 +400,7 @@ def evaluation_finish(
     return answer
 
 
-def bridge_challenge_evaluate(
+async def bridge_challenge_evaluate_async(
     *,
     key: BridgeKey,
     workflow_run_id: str,
@@ -428,90 +419,8 @@ def bridge_challenge_evaluate(
 ) -> BridgeAnswer:
     """Evaluate one Dify output. `judging` asks for an inline llm-judge evaluation;
     `judgement` carries an upstream judging-llm node's values, taken instead of a second
-    judge call (llm-judge evaluation only)."""
-    variables = variables or {}
-    plan = _evaluation_start(
-        key=key,
-        workflow_run_id=workflow_run_id,
-        output=output,
-        challenge_ref=challenge_ref,
-        inline=inline,
-        user=user,
-        variables=variables,
-        mask_variables=mask_variables,
-        judging=judging,
-        judgement=judgement,
-        link_code=link_code,
-    )
-    if isinstance(plan, BridgeAnswer):
-        return plan
-    if isinstance(plan, _InlineJudgePlan):
-        verdict = _inline_judge_call(judging=plan.judging, output=output)
-        return _inline_finish(
-            key=key,
-            workflow_run_id=workflow_run_id,
-            verdict=verdict,
-            output=output,
-            hidden=plan.hidden,
-            judged=True,
-        )
-    if judgement is not None:
-        verdict = chained_verdict(
-            judgement=judgement,
-            config=plan.challenge.judge_config,
-            output=output,
-            prompt=prompt,
-            secret=plan.secret,
-        )
-    else:
-        verdict = challenge_evaluate(
-            challenge=plan.challenge,
-            end_user=plan.end_user,
-            output=output,
-            prompt=prompt,
-            variables=variables_masked(variables, plan.hidden_names),
-        )
-    custom_score = None
-    if plan.end_user is not None:
-        # A scorer plugin runs in a subprocess: keep it out of the transaction that records.
-        custom_score = attempt_custom_score(
-            challenge=plan.challenge,
-            verdict=verdict,
-            tokens_total=tokens_total,
-            elapsed_ms=elapsed_ms,
-        )
-    return evaluation_finish(
-        plan=plan,
-        key=key,
-        workflow_run_id=workflow_run_id,
-        output=output,
-        prompt=prompt,
-        tokens_total=tokens_total,
-        elapsed_ms=elapsed_ms,
-        verdict=verdict,
-        custom_score=custom_score,
-    )
-
-
-async def bridge_challenge_evaluate_async(
-    *,
-    key: BridgeKey,
-    workflow_run_id: str,
-    output: str,
-    challenge_ref: str = "",
-    inline: dict[str, Any] | None = None,
-    user: str = "",
-    prompt: str = "",
-    tokens_total: int | None = None,
-    elapsed_ms: int | None = None,
-    variables: dict[str, Any] | None = None,
-    mask_variables: list[str] | None = None,
-    judging: InlineJudging | None = None,
-    judgement: ChainedJudgement | None = None,
-    link_code: str = "",
-) -> BridgeAnswer:
-    """`bridge_challenge_evaluate` for async views: the ORM runs before and after, and the
-    judge or plugin is awaited with no database connection held (SPEC §4c)."""
+    judge call (llm-judge evaluation only). The ORM runs before and after, and the judge
+    or plugin is awaited with no database connection held (SPEC §4c)."""
     variables = variables or {}
     plan = await run_orm(
         _evaluation_start,
@@ -578,25 +487,6 @@ async def bridge_challenge_evaluate_async(
     )
 
 
-def bridge_judge(
-    *,
-    key: BridgeKey,
-    goal: str,
-    response: str,
-    config: dict[str, Any],
-    hints: str = "",
-    workflow_run_id: str = "",
-) -> BridgeAnswer:
-    stored = _judge_replay(key=key, workflow_run_id=workflow_run_id)
-    if stored is not None:
-        return stored
-    try:
-        verdict = judge_with_llm(goal=goal, response=response, config=config, hints=hints)
-    except JudgeConfigError as exc:
-        raise ApplicationError(str(exc), code="invalid") from None
-    return _judge_store(key=key, workflow_run_id=workflow_run_id, verdict=verdict)
-
-
 async def bridge_judge_async(
     *,
     key: BridgeKey,
@@ -606,7 +496,7 @@ async def bridge_judge_async(
     hints: str = "",
     workflow_run_id: str = "",
 ) -> BridgeAnswer:
-    """`bridge_judge` for async views: the judge is awaited with no database connection held."""
+    """Judge one response with the LLM judge, awaited with no database connection held."""
     stored = await run_orm(_judge_replay, key=key, workflow_run_id=workflow_run_id)
     if stored is not None:
         return stored

@@ -155,6 +155,11 @@ def _session_page(
         raise ArenaError("status must be one of open, active, ended")
     limit, offset = _page(request, default_limit=default_limit)
     sessions = selectors.arena_sessions(challenge_type=challenge_type, status=status)
+    return _sessions_json(sessions, limit=limit, offset=offset)
+
+
+def _sessions_json(sessions, *, limit: int, offset: int) -> JsonResponse:
+    """One page of sessions as SpecArena's list answers carry them."""
     page = list(sessions[offset : offset + limit])
     return JsonResponse(
         {
@@ -406,16 +411,7 @@ def user_detail(request: HttpRequest, user_id: str) -> JsonResponse:
 def user_sessions(request: HttpRequest, user_id: str) -> JsonResponse:
     limit, offset = _page(request)
     sessions = selectors.arena_user_sessions(user_id=user_id)
-    page = list(sessions[offset : offset + limit])
-    return JsonResponse(
-        {
-            "challenges": [selectors.session_json(session) for session in page],
-            "total": sessions.count(),
-            "limit": limit,
-            "offset": offset,
-            "profiles": selectors.profiles_for_sessions(page),
-        }
-    )
+    return _sessions_json(sessions, limit=limit, offset=offset)
 
 
 @arena_view

@@ -2,7 +2,7 @@ from rest_framework import serializers
 
 from judging.category_judge import effective_suite
 from redblue.models import RedBlueChallenge, SelectionPolicy, Team, TeamPairing, TeamSubmission
-from redblue.teams.services import PROMPT_MAX_CHARS
+from redblue.teams.services import PROMPT_MAX_CHARS, RED_BLUE_FIELDS
 
 POLICY_HELP = " | ".join(SelectionPolicy.values)
 
@@ -84,29 +84,7 @@ class RedBlueChallengeOutputSerializer(serializers.ModelSerializer):
         fields = [
             "id",
             "workspace",
-            "app_id",
-            "workflow_id",
-            "name",
-            "description",
-            "judge_suite",
-            "defense_selection_policy",
-            "attack_selection_policy",
-            "scoring_strategy",
-            "scoring_plugin_id",
-            "scoring_entrypoint",
-            "scoring_config",
-            "theme",
-            "instructions_md",
-            "is_active",
-            "target",
-            "target_model",
-            "judge_config",
-            "time_penalty_per_second",
-            "token_penalty_per_1k",
-            "pair_cooldown_seconds",
-            "banned_terms",
-            "sample_defense",
-            "max_submissions_per_hour",
+            *RED_BLUE_FIELDS,
             "created_by",
             "created_at",
             "updated_by",

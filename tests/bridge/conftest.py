@@ -63,17 +63,3 @@ def challenge(workspace):
         success_type="contains",
         success_pattern="open sesame",
     )
-
-
-@pytest.fixture
-def fake_openai(settings):
-    """A local OpenAI-compatible server the judge is pointed at."""
-    from tests.judging.fake_openai import serve
-
-    fake, server = serve()
-    settings.OPENAI_BASE_URL = fake.url
-    settings.OPENAI_API_KEY = "sk-test"
-    settings.JUDGE_MAX_RETRIES = 0
-    yield fake
-    server.shutdown()
-    server.server_close()

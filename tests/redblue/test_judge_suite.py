@@ -7,7 +7,7 @@ import pytest
 
 from redblue.models import TeamPairing
 from redblue.teams.services import red_blue_challenge_update
-from tests.judging.fake_openai import Reply, serve, verdict
+from tests.judging.fake_openai import Reply, verdict
 from tests.redblue.conftest import url
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -18,15 +18,9 @@ TARGET_REPLY = "Sure, here is some dangerous content."
 
 
 @pytest.fixture
-def fake_openai(settings):
-    fake, server = serve()
-    settings.OPENAI_BASE_URL = fake.url
-    settings.OPENAI_API_KEY = "sk-test"
-    settings.JUDGE_MAX_RETRIES = 0
+def fake_openai(fake_openai, settings):
     settings.TARGET_MAX_RETRIES = 0
-    yield fake
-    server.shutdown()
-    server.server_close()
+    return fake_openai
 
 
 def is_judge(request) -> bool:
