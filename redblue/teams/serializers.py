@@ -1,22 +1,11 @@
 from rest_framework import serializers
 
+from challenges.api.serializers import StrictSerializer
 from judging.category_judge import effective_suite
 from redblue.models import RedBlueChallenge, SelectionPolicy, Team, TeamPairing, TeamSubmission
 from redblue.teams.services import PROMPT_MAX_CHARS, RED_BLUE_FIELDS
 
 POLICY_HELP = " | ".join(SelectionPolicy.values)
-
-
-class StrictSerializer(serializers.Serializer):
-    """Refuses fields it does not know instead of silently dropping them."""
-
-    def to_internal_value(self, data):
-        if not isinstance(data, dict):
-            raise serializers.ValidationError({"non_field_errors": ["Send a JSON object."]})
-        unknown = sorted(set(data) - set(self.fields))
-        if unknown:
-            raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
-        return super().to_internal_value(data)
 
 
 class RedBlueChallengeInputSerializer(StrictSerializer):
