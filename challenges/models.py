@@ -232,6 +232,8 @@ class ChallengeAttempt(models.Model):
     response_length = models.PositiveIntegerField(default=0)
 
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.WEB)
+    # Guess mode ranks a right guess by the prompt whose reply showed the player the secret.
+    disclosed_secret = models.BooleanField(default=False, db_default=False)
     idempotency_key = models.CharField(max_length=200, null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 

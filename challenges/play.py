@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import F
 from django.utils import timezone
 
 from challenges.models import Challenge, ChallengeAttempt, Secret
@@ -27,7 +28,7 @@ from challenges.services.evaluation import (
     challenge_evaluate_async,
 )
 from challenges.services.secrets import fill_secret, secret_value_for
-from core.disguises import normalise
+from core.disguises import normalise, secret_shows_in
 from core.errors import ApplicationError
 from core.ratelimit import (
     InFlightClaim,
@@ -38,7 +39,14 @@ from core.ratelimit import (
 )
 from core.redaction import redact_secrets
 from core.threads import run_orm
-from judging.targets import TargetConfig, TargetError, TargetReply, complete, complete_async
+from judging.targets import (
+    TargetConfig,
+    TargetError,
+    TargetReply,
+    complete,
+    complete_async,
+    rough_token_count,
+)
 from judging.verdicts import Verdict
 from players.models import EndUser
 from players.services import end_user_for_account
@@ -185,6 +193,7 @@ def play_record(
         elapsed_ms=reply.elapsed_ms,
         source=source,
         custom_score=custom_score,
+        disclosed_secret=_reply_disclosed(plan=plan, prompt=prompt, reply=reply),
     )
     # SPEC §4c "the win is seen": only the player whose attempt drew the secret out gets
     # the reply as the model gave it; what is stored and shown to anyone else is masked.
@@ -201,6 +210,15 @@ def play_record(
         score=attempt.score,
         leaderboard_rank=leaderboard_rank(challenge=plan.challenge, end_user=plan.end_user),
     )
+
+
+def _reply_disclosed(*, plan: PlayPlan, prompt: str, reply: TargetReply) -> bool:
+    """Whether a guess-mode reply showed the player a secret their prompt did not hold."""
+    if plan.challenge.answer_mode != Challenge.AnswerMode.GUESS or not plan.secret:
+        return False
+    if secret_shows_in(prompt, plan.secret) is not None:
+        return False
+    return secret_shows_in(reply.text, plan.secret) is not None
 
 
 def attempt_play(
@@ -221,7 +239,7 @@ def attempt_play(
     plan = _play_plan(challenge=challenge, account=account)
     defence = input_defence_fired(defences=challenge.defences, prompt=prompt)
     if defence:
-        reply, verdict = refused_reply(defence, reply=None)
+        reply, verdict = refused_reply(defence, reply=None, prompt=prompt)
         return play_record(
             plan=plan,
             prompt=prompt,
@@ -331,7 +349,7 @@ async def attempt_play_async(
     try:
         defence = input_defence_fired(defences=challenge.defences, prompt=prompt)
         if defence:
-            reply, verdict = refused_reply(defence, reply=None)
+            reply, verdict = refused_reply(defence, reply=None, prompt=prompt)
         else:
             reply, verdict, defence, custom_score = await _ask_and_judge(plan=plan, prompt=prompt)
     finally:
@@ -397,15 +415,18 @@ GUESS_MODE_FEEDBACK = (
 
 
 def refused_reply(
-    defence: DefenceFired | None, *, reply: TargetReply | None
+    defence: DefenceFired | None, *, reply: TargetReply | None, prompt: str = ""
 ) -> tuple[TargetReply, Verdict]:
     """A failed attempt: the layer's message stands in for the reply (SPEC §4c), or, in
-    guess mode, the reply stands unjudged."""
+    guess mode, the reply stands unjudged. A prompt the input filter refused (no reply)
+    counts the tokens of its own text."""
     if defence is None:
         return reply, Verdict(passed=False, feedback=GUESS_MODE_FEEDBACK)
     feedback = f"A defence layer ({defence.kind}) caught {defence.caught}."
     if reply is None:
-        reply = TargetReply(text=defence.message, tokens_total=0, elapsed_ms=0)
+        reply = TargetReply(
+            text=defence.message, tokens_total=rough_token_count(prompt), elapsed_ms=0
+        )
     else:
         reply = TargetReply(
             text=defence.message, tokens_total=reply.tokens_total, elapsed_ms=reply.elapsed_ms
@@ -424,6 +445,27 @@ def _guess_matches(answer: str, secret: str | None) -> bool:
     return normalise(answer.strip()) == normalise(secret.strip())
 
 
+_BEST_DISCLOSURE_FIRST = {
+    "fewest_tokens": (F("tokens_total").asc(nulls_last=True), "created_at"),
+    "fastest": (F("elapsed_ms").asc(nulls_last=True), "created_at"),
+}
+
+
+def _disclosing_prompt(*, challenge: Challenge, end_user: EndUser) -> dict:
+    """The tokens and time of the player's best prompt whose reply showed them the secret,
+    or none of either when no reply did (the guess then ranks after every disclosed one)."""
+    order = _BEST_DISCLOSURE_FIRST.get(challenge.scoring_strategy, ("-created_at",))
+    found = (
+        ChallengeAttempt.objects.filter(
+            challenge=challenge, end_user=end_user, disclosed_secret=True
+        )
+        .order_by(*order)
+        .values("tokens_total", "elapsed_ms")
+        .first()
+    )
+    return found or {"tokens_total": None, "elapsed_ms": None}
+
+
 def attempt_guess(
     *,
     challenge: Challenge,
@@ -434,9 +476,11 @@ def attempt_guess(
 ) -> PlayResult:
     """A player's answer in `guess` mode (SPEC §4c), compared after NFKC + casefold + trim.
 
-    A right guess is the successful attempt and carries the tokens and time of the
-    player's latest prompt; a wrong one is a failed attempt. Both count against the same
-    rate limits as prompts.
+    A right guess is the successful attempt. It is ranked by the player's best prompt
+    whose reply disclosed the secret to them (its tokens, its time); a right guess no
+    reply of theirs disclosed solves the challenge but ranks after every disclosed one on
+    `fewest_tokens` and `fastest`. A wrong guess is a failed attempt. Both count against
+    the same rate limits as prompts.
     """
     if challenge.answer_mode != Challenge.AnswerMode.GUESS:
         raise ApplicationError(
@@ -451,13 +495,7 @@ def attempt_guess(
         raise ApplicationError(closed, code="challenge_closed", status=409)
     _check_rate_limits(challenge=challenge, account=account, ip=ip)
     plan = _play_plan(challenge=challenge, account=account)
-    latest = (
-        ChallengeAttempt.objects.filter(challenge=challenge, end_user=plan.end_user)
-        .exclude(prompt_length=0)
-        .order_by("-created_at")
-        .values("tokens_total", "elapsed_ms")
-        .first()
-    ) or {"tokens_total": None, "elapsed_ms": None}
+    disclosing = _disclosing_prompt(challenge=challenge, end_user=plan.end_user)
     right = _guess_matches(answer, plan.secret)
     verdict = Verdict(
         passed=right, feedback=GUESS_RIGHT_FEEDBACK if right else GUESS_WRONG_FEEDBACK
@@ -465,11 +503,11 @@ def attempt_guess(
     custom_score = attempt_custom_score(
         challenge=challenge,
         verdict=verdict,
-        tokens_total=latest["tokens_total"],
-        elapsed_ms=latest["elapsed_ms"],
+        tokens_total=disclosing["tokens_total"],
+        elapsed_ms=disclosing["elapsed_ms"],
     )
     reply = TargetReply(
-        text="", tokens_total=latest["tokens_total"], elapsed_ms=latest["elapsed_ms"]
+        text="", tokens_total=disclosing["tokens_total"], elapsed_ms=disclosing["elapsed_ms"]
     )
     return play_record(
         plan=plan, prompt="", reply=reply, verdict=verdict, custom_score=custom_score, source=source

@@ -120,7 +120,7 @@ async def attempt_play_stream(*, started: StartedPlay) -> AsyncIterator[str | Pl
     defence = input_defence_fired(defences=started.challenge.defences, prompt=prompt)
     if defence:
         # The input filter refuses before the model is asked, as on every other path.
-        reply, verdict = refused_reply(defence, reply=None)
+        reply, verdict = refused_reply(defence, reply=None, prompt=prompt)
         yield await run_orm(
             play_record,
             plan=plan,

@@ -39,6 +39,7 @@ def attempt_build(
     workflow_run_id: str = "",
     custom_score: float | None = None,
     secret: str | None = None,
+    disclosed_secret: bool = False,
 ) -> tuple[ChallengeAttempt, Standing]:
     """The unsaved attempt, secrets redacted, and its standing under the strategy."""
     if end_user.workspace_id != challenge.workspace_id:
@@ -68,6 +69,7 @@ def attempt_build(
         response_sha256=_fingerprint(response),
         response_length=len(response),
         source=source,
+        disclosed_secret=disclosed_secret,
         idempotency_key=idempotency_key or None,
     )
     if verdict.passed or challenge.keep_failed_prompts:
@@ -89,6 +91,7 @@ def attempt_record(
     idempotency_key: str | None = None,
     workflow_run_id: str = "",
     custom_score: float | None = None,
+    disclosed_secret: bool = False,
 ) -> ChallengeAttempt:
     """Write the attempt and keep the player's leaderboard entry current, atomically.
 
@@ -108,6 +111,7 @@ def attempt_record(
         workflow_run_id=workflow_run_id,
         custom_score=custom_score,
         secret=secret_value_for(challenge=challenge, end_user=end_user),
+        disclosed_secret=disclosed_secret,
     )
     try:
         with transaction.atomic():

@@ -115,7 +115,7 @@ def test_it_refuses_a_broken_defences_list_when_saved():
 
 
 def test_it_wins_a_guess_mode_challenge_only_through_the_answer_box(vault, player):
-    challenge = vault(answer_mode="guess", defences=[{"type": "output_guard"}])
+    challenge = vault(answer_mode="guess")
     client = client_for(player)
     played = attempt(client, challenge, WINNING).json()
     assert played["challenge_succeeded"] is False
