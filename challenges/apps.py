@@ -12,3 +12,10 @@ class ChallengesConfig(AppConfig):
             receivers,  # noqa: F401 - connects the board cache's signal receivers
             tasks,  # noqa: F401
         )
+        from challenges.selectors.challenges import challenge_subjects
+        from notifications.subjects import event_subject_lookup_register
+
+        event_subject_lookup_register(
+            event_types=["challenge_first_blood", "challenge_record_beaten"],
+            lookup=challenge_subjects,
+        )

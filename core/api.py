@@ -195,6 +195,17 @@ def uuid_or_404(raw: Any) -> uuid.UUID:
         raise NotFoundError() from None
 
 
+def valid_uuids(values: Any) -> list[uuid.UUID]:
+    """The values that are UUIDs, as UUIDs; the others are dropped."""
+    found = []
+    for value in values:
+        try:
+            found.append(uuid.UUID(str(value)))
+        except ValueError:
+            continue
+    return found
+
+
 def object_or_404(queryset: QuerySet, pk: Any) -> Any:
     """The row of `queryset` with primary key `pk`; a 404 when it is not in that set."""
     found = queryset.filter(pk=uuid_or_404(pk)).first()

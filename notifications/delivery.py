@@ -23,6 +23,7 @@ from notifications.models import (
     WebhookDeliveryTry,
     WebhookEndpoint,
 )
+from notifications.subjects import event_headline, event_subjects
 from players.models import PlayerProfile
 
 UNSUBSCRIBE_SALT = "notifications.unsubscribe"
@@ -136,16 +137,13 @@ def unsubscribe_read(token: str) -> dict[str, str] | None:
 
 
 def _email_text(event: Event) -> tuple[str, str]:
-    payload = event.payload
-    challenge = f"{settings.SITE_URL}/challenges/{payload.get('challenge_id')}/"
+    subject = event_subjects([event]).get(event.id)
+    headline = event_headline(event, subject)
+    link = f"\n\n{settings.SITE_URL}{subject.path}\n" if subject else "\n"
     if event.type == Event.Type.CHALLENGE_FIRST_BLOOD:
-        return "First blood on a challenge you played", (
-            f"Someone solved a challenge you played for the first time.\n\n{challenge}\n"
-        )
-    return "Your record was beaten", (
-        f"Your record on a challenge was beaten "
-        f"(new score: {payload.get('new_record', {}).get('score')}).\n\n{challenge}\n"
-    )
+        return headline, f"Another player solved a challenge you played before anyone else.{link}"
+    score = event.payload.get("new_record", {}).get("score")
+    return headline, f"Someone took the top of its board (new score: {score}).{link}"
 
 
 def event_emails_send(*, event: Event) -> int:

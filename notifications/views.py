@@ -10,9 +10,9 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from notifications.delivery import unsubscribe_read
-from notifications.models import Event
 from notifications.selectors import player_notifications
 from notifications.services import events_mark_read, unsubscribe_apply
+from notifications.subjects import event_headline, event_subjects
 
 
 @csrf_exempt
@@ -48,21 +48,16 @@ def mark_read(request):
     return redirect(target)
 
 
-TITLES = {
-    Event.Type.CHALLENGE_FIRST_BLOOD: "First blood on a challenge you played",
-    Event.Type.CHALLENGE_RECORD_BEATEN: "Your record was beaten",
-}
-
-
 @login_required
 @require_GET
 def header_list(request):
     """The page header's list of the player's latest events, with the unread count."""
     recipients = player_notifications(account=request.user)
+    subjects = event_subjects(recipient.event for recipient in recipients)
     items = [
         {
-            "title": TITLES.get(recipient.event.type, recipient.event.type),
-            "challenge_id": recipient.event.payload.get("challenge_id"),
+            "title": event_headline(recipient.event, subjects.get(recipient.event.id)),
+            "path": getattr(subjects.get(recipient.event.id), "path", None),
             "occurred_at": recipient.event.occurred_at,
             "unread": recipient.read_at is None,
         }

@@ -38,7 +38,7 @@ class ProfileForm(forms.Form):
     # A plain text field: the https-only rule lives in the service, shared with the API.
     avatar_url = forms.CharField(label="Avatar URL (https)", max_length=200, required=False)
     notify_on_first_blood = forms.BooleanField(
-        label="Email me when I take first blood on a challenge", required=False
+        label="Email me when a challenge I played is solved for the first time", required=False
     )
     notify_on_record_beaten = forms.BooleanField(
         label="Email me when someone beats my record", required=False

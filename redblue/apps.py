@@ -1,5 +1,7 @@
 from django.apps import AppConfig
 
+from notifications.subjects import event_subject_lookup_register
+
 
 class RedblueConfig(AppConfig):
     name = "redblue"
@@ -10,3 +12,8 @@ class RedblueConfig(AppConfig):
         # name: importing the modules registers them.
         from redblue.arena import tasks as arena_tasks  # noqa: F401
         from redblue.teams import tasks as teams_tasks  # noqa: F401
+        from redblue.teams.selectors import red_blue_subjects
+
+        event_subject_lookup_register(
+            event_types=["team_pairing_completed"], lookup=red_blue_subjects
+        )

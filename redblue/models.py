@@ -5,6 +5,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.urls import reverse
 from django.utils import timezone
 
 from players.models import EndUser, Workspace
@@ -280,6 +281,9 @@ class RedBlueChallenge(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("red-blue-page", args=[str(self.id)])
 
 
 class TeamMembership(models.Model):

@@ -5,8 +5,11 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
+from django.urls import reverse
 
 from challenges.models import Challenge
+from core.api import valid_uuids
+from notifications.subjects import EventSubject
 from players.selectors import workspaces_for_user
 
 
@@ -59,3 +62,14 @@ def challenges_for_creator(
     if workspace_id:
         challenges = challenges.filter(workspace_id=workspace_id)
     return challenges.order_by("-created_at", "id")
+
+
+def challenge_subjects(challenge_ids: list[str]) -> dict[str, EventSubject]:
+    """Challenges named and linked for the events about them (notifications.subjects)."""
+    rows = Challenge.objects.filter(id__in=valid_uuids(challenge_ids)).values_list(
+        "id", "name", "slug"
+    )
+    return {
+        str(challenge_id): EventSubject(name=name, path=reverse("challenge-page", args=[slug]))
+        for challenge_id, name, slug in rows
+    }

@@ -6,7 +6,10 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q, QuerySet, Sum
+from django.urls import reverse
 
+from core.api import valid_uuids
+from notifications.subjects import EventSubject
 from players.models import EndUser
 from players.selectors import workspaces_for_user
 from redblue.models import RedBlueChallenge, Team, TeamMembership, TeamPairing, TeamStanding
@@ -24,8 +27,54 @@ def red_blue_challenges_for_creator(
     return challenges.order_by("-created_at", "id")
 
 
+def red_blue_subjects(challenge_ids: list[str]) -> dict[str, EventSubject]:
+    """Red/blue challenges named and linked for the events about them."""
+    rows = RedBlueChallenge.objects.filter(id__in=valid_uuids(challenge_ids)).values_list(
+        "id", "name"
+    )
+    return {
+        str(challenge_id): EventSubject(
+            name=name, path=reverse("red-blue-page", args=[str(challenge_id)])
+        )
+        for challenge_id, name in rows
+    }
+
+
 def red_blue_challenges_public() -> QuerySet[RedBlueChallenge]:
     return RedBlueChallenge.objects.filter(is_active=True).order_by("-created_at", "id")
+
+
+def red_blue_challenges_public_with_sides() -> list[dict[str, Any]]:
+    """Open red/blue challenges for their list page, each with both sides' players and
+    points: three queries whatever the number of challenges."""
+    challenges = list(red_blue_challenges_public())
+    ids = [challenge.id for challenge in challenges]
+    players = {
+        (row["red_blue_challenge_id"], row["team"]): row["players"]
+        for row in TeamMembership.objects.filter(red_blue_challenge_id__in=ids)
+        .values("red_blue_challenge_id", "team")
+        .annotate(players=Count("id"))
+    }
+    points = {
+        (row["red_blue_challenge_id"], row["team"]): row["points"]
+        for row in TeamStanding.objects.filter(red_blue_challenge_id__in=ids)
+        .values("red_blue_challenge_id", "team")
+        .annotate(points=Sum("points"))
+    }
+    return [
+        {
+            "challenge": challenge,
+            "sides": [
+                {
+                    "team": str(team),
+                    "players": players.get((challenge.id, team), 0),
+                    "points": _number(points.get((challenge.id, team))),
+                }
+                for team in (Team.RED, Team.BLUE)
+            ],
+        }
+        for challenge in challenges
+    ]
 
 
 def red_blue_challenge_by_id(*, challenge_id: Any) -> RedBlueChallenge | None:

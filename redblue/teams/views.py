@@ -1,4 +1,5 @@
-"""The red/blue page: join a side, submit, self-test, see your pairings and the standings."""
+"""The red/blue pages: the open challenges, and one challenge's page to join a side, submit,
+self-test, see your pairings and the standings."""
 
 from django.conf import settings
 from django.http import Http404
@@ -13,12 +14,22 @@ from players.selectors import end_user_of_account
 from redblue.teams.selectors import (
     pairings_of_player,
     red_blue_challenge_visible_by_id,
+    red_blue_challenges_public_with_sides,
     standings_for_challenge,
     team_of_player,
 )
 from redblue.teams.services import PROMPT_MAX_CHARS
 
 PAGE_PAIRINGS = 20
+
+
+@require_GET
+def red_blue_list(request):
+    return render(
+        request,
+        "redblue/teams/list.html",
+        {"entries": red_blue_challenges_public_with_sides()},
+    )
 
 
 @require_GET

@@ -41,6 +41,12 @@ def test_it_emails_only_players_who_opted_in_and_the_link_unsubscribes(client, w
     _attempt(challenge, make_end_user(workspace=workspace, external_id="solver"), passed=True)
 
     assert [message.to for message in mail.outbox] == [["keen@example.com"]]
+    assert mail.outbox[0].subject == (
+        f"First blood: “{challenge.name}” was solved for the first time"
+    )
+    page = re.search(r"http://\S+/challenges/\S+/", mail.outbox[0].body).group(0)
+    assert page.endswith(f"/challenges/{challenge.slug}/")
+    assert client.get("/" + page.split("://", 1)[1].split("/", 1)[1]).status_code == 200
     link = re.search(r"http://\S+/notifications/unsubscribe/\S+/", mail.outbox[0].body).group(0)
     path = link.split("://", 1)[1].split("/", 1)[1]
     assert client.get("/" + path).status_code == 200
@@ -59,7 +65,7 @@ def test_the_previous_holder_gets_a_record_beaten_email_unless_opted_out(workspa
     _attempt(challenge, make_end_user(workspace=workspace, external_id="x"), True, 100)
 
     assert [(m.to, m.subject) for m in mail.outbox] == [
-        (["holder@example.com"], "Your record was beaten")
+        (["holder@example.com"], f"Your record on “{challenge.name}” was beaten")
     ]
 
 
@@ -73,12 +79,15 @@ def test_the_page_header_lists_a_players_events_until_marked_read(client, worksp
     assert 'hx-get="/notifications/header/"' in client.get("/profile/").content.decode()
     header = client.get("/notifications/header/").content.decode()
     assert '<span class="notification-count">1</span>' in header
-    assert "Your record was beaten" in header
+    assert f"Your record on “{challenge.name}” was beaten" in header
+    link = re.search(r'<a href="([^"]+)">Your record', header).group(1)
+    assert link == f"/challenges/{challenge.slug}/"
+    assert client.get(link).status_code == 200
 
     assert client.post("/notifications/read/", {"next": "https://evil.example/"}).url == "/"
     header = client.get("/notifications/header/").content.decode()
     assert 'class="notification-count"' not in header
-    assert "Your record was beaten" in header
+    assert f"Your record on “{challenge.name}” was beaten" in header
 
 
 def test_the_console_events_feed_is_kept_to_the_callers_workspaces(
