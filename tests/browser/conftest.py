@@ -44,11 +44,41 @@ def chromium(monkeypatch):
     playwright.stop()
 
 
-def offline_context(browser, live_server, viewport=DESKTOP):
-    """A browser context that can reach the live server and nothing else, as offline."""
+def _base_url(server) -> str:
+    """pytest-django's live server or a base URL (the uvicorn `site`)."""
+    return getattr(server, "url", server)
+
+
+@pytest.fixture
+def site():
+    """The app under a real uvicorn (websockets, SSE), sharing the test database and Redis:
+    pytest's live server speaks WSGI only. Needs PostgreSQL and Redis."""
+    from django.conf import settings
+    from django.db import connection
+
+    from tests.conftest import redis_up, subprocess_database_url
+    from tests.servers import uvicorn_server
+
+    require_service("PostgreSQL", connection.vendor == "postgresql", "set DATABASE_URL")
+    require_service("Redis", redis_up(), "set REDIS_URL")
+    env = {
+        **os.environ,
+        "DATABASE_URL": subprocess_database_url(),
+        # DEBUG serves the static files; the session made here must be valid there.
+        "DEBUG": "true",
+        "SECRET_KEY": settings.SECRET_KEY,
+        "SECURE_COOKIES": "false",
+    }
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    with uvicorn_server(env=env) as port:
+        yield f"http://127.0.0.1:{port}"
+
+
+def offline_context(browser, server, viewport=DESKTOP):
+    """A browser context that can reach our server and nothing else, as offline."""
     context = browser.new_context(viewport=viewport)
     context.set_default_timeout(TIMEOUT_MS)
-    own_host = urlsplit(live_server.url).netloc
+    own_host = urlsplit(_base_url(server)).netloc
 
     def only_our_server(route):
         url = urlsplit(route.request.url)
@@ -69,11 +99,11 @@ def page(chromium, live_server):
     context.close()
 
 
-def log_in_context(context, live_server, user) -> None:
+def log_in_context(context, server, user) -> None:
     """Give the browser the session of a user logged in through Django's test client."""
     from django.test import Client
 
     client = Client()
     client.force_login(user)
     cookie = client.cookies["sessionid"]
-    context.add_cookies([{"name": "sessionid", "value": cookie.value, "url": live_server.url}])
+    context.add_cookies([{"name": "sessionid", "value": cookie.value, "url": _base_url(server)}])

@@ -4,60 +4,24 @@ websocket, and each page redraws its board from the frame alone, its own row sti
 without fetching the board. Needs PostgreSQL and Redis: the server process shares the test
 database and the channel layer."""
 
-import os
 import time
 from concurrent.futures import ThreadPoolExecutor
-from urllib.parse import urlsplit
 
 import pytest
-from django.conf import settings
 from django.db import connection
-from django.test import Client
 
 from challenges.services.collections import collection_create, collection_set_challenges
 from players.services import end_user_for_account, profile_create
-from tests.browser.conftest import TIMEOUT_MS
-from tests.conftest import redis_up, require_service, subprocess_database_url
+from tests.browser.conftest import TIMEOUT_MS, log_in_context, offline_context
 from tests.factories import make_challenge, make_end_user, make_player, make_workspace, record_win
-from tests.servers import uvicorn_server
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture
-def site():
-    require_service("PostgreSQL", connection.vendor == "postgresql", "set DATABASE_URL")
-    require_service("Redis", redis_up(), "set REDIS_URL")
-    env = {
-        **os.environ,
-        "DATABASE_URL": subprocess_database_url(),
-        # DEBUG serves the static files; the session made here must be valid there.
-        "DEBUG": "true",
-        "SECRET_KEY": settings.SECRET_KEY,
-        "SECURE_COOKIES": "false",
-    }
-    env.pop("DJANGO_SETTINGS_MODULE", None)
-    with uvicorn_server(env=env) as port:
-        yield f"http://127.0.0.1:{port}"
-
-
 def browser_page(chromium, base_url: str, user=None):
-    context = chromium.new_context()
-    context.set_default_timeout(TIMEOUT_MS)
-    own_host = urlsplit(base_url).netloc
-    context.route(
-        "**/*",
-        lambda route: (
-            route.continue_()
-            if urlsplit(route.request.url).netloc == own_host
-            else route.abort("internetdisconnected")
-        ),
-    )
+    context = offline_context(chromium, base_url)
     if user is not None:
-        client = Client()
-        client.force_login(user)
-        cookie = client.cookies["sessionid"].value
-        context.add_cookies([{"name": "sessionid", "value": cookie, "url": base_url}])
+        log_in_context(context, base_url, user)
     page = context.new_page()
     frames: list[str] = []
     page.on("websocket", lambda ws: ws.on("framereceived", lambda data: frames.append(data)))
