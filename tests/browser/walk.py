@@ -44,9 +44,7 @@ class Walker:
         page.wait_for_load_state("load")
         where = page.url
         overflow = page.evaluate(OVERFLOW)
-        assert overflow <= 0, (
-            f"{where} scrolls sideways by {overflow}px: {page.evaluate(WIDE)}"
-        )
+        assert overflow <= 0, f"{where} scrolls sideways by {overflow}px: {page.evaluate(WIDE)}"
         violations = page.evaluate("window.__csp || []")
         assert violations == [], f"{where}: CSP violations {violations}"
         assert self.errors == [], f"{where}: console errors {self.errors}"
