@@ -262,6 +262,18 @@ class ChallengeAttempt(models.Model):
         return f"{self.end_user} on {self.challenge} at {when} ({verdict})"
 
 
+class AttemptOwnText(models.Model):
+    """A failed attempt's prompt and reply (or a guess's text), masked, kept for the
+    player's own history only: the attempt row keeps failed text only when the challenge's
+    `keep_failed_prompts` is on (SPEC §3), and creators see winning prompts only."""
+
+    attempt = models.OneToOneField(
+        ChallengeAttempt, on_delete=models.CASCADE, primary_key=True, related_name="own_text"
+    )
+    prompt = models.TextField(blank=True)
+    response = models.TextField(blank=True)
+
+
 class LeaderboardEntry(models.Model):
     """A player's best attempt on a challenge, kept current as attempts are recorded.
 

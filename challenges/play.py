@@ -182,6 +182,7 @@ def play_record(
     custom_score: float | None,
     source: str,
     defence: DefenceFired | None = None,
+    answer: str = "",
 ) -> PlayResult:
     attempt = attempt_record(
         challenge=plan.challenge,
@@ -194,6 +195,7 @@ def play_record(
         source=source,
         custom_score=custom_score,
         disclosed_secret=_reply_disclosed(plan=plan, prompt=prompt, reply=reply),
+        own_text=(prompt or answer, reply.text),
     )
     # SPEC §4c "the win is seen": only the player whose attempt drew the secret out gets
     # the reply as the model gave it; what is stored and shown to anyone else is masked.
@@ -510,7 +512,13 @@ def attempt_guess(
         text="", tokens_total=disclosing["tokens_total"], elapsed_ms=disclosing["elapsed_ms"]
     )
     return play_record(
-        plan=plan, prompt="", reply=reply, verdict=verdict, custom_score=custom_score, source=source
+        plan=plan,
+        prompt="",
+        reply=reply,
+        verdict=verdict,
+        custom_score=custom_score,
+        source=source,
+        answer=answer,
     )
 
 

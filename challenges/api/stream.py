@@ -23,6 +23,7 @@ from challenges.play import PlayResult
 from challenges.play_stream import StartedPlay, attempt_play_stream, attempt_play_stream_start
 from challenges.selectors.challenges import challenges_to_play
 from challenges.selectors.levels import next_level
+from challenges.templatetags.play_labels import outcome_words
 from core.api import object_or_404
 from core.async_api import AsyncApiView
 from core.errors import ApplicationError
@@ -65,6 +66,12 @@ async def _events(started: StartedPlay) -> AsyncIterator[str]:
         async for piece in attempt_play_stream(started=started):
             if isinstance(piece, PlayResult):
                 data = dict(AttemptCreateApi.OutputSerializer(piece).data)
+                # The page's words for the verdict and the reply, as its form post has them.
+                data["outcome"] = outcome_words(
+                    result=piece,
+                    guess_mode=started.challenge.answer_mode == "guess",
+                    guessed=False,
+                )
                 # The page offers the next level after a win, as its form-post answer does.
                 data["next_level_url"] = (
                     await run_orm(_next_level_url, started.challenge)

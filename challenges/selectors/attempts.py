@@ -46,10 +46,11 @@ def attempts_of_player(
     *, challenge: Challenge, end_user: EndUser, limit: int
 ) -> list[ChallengeAttempt]:
     """The player's latest attempts at the challenge, newest first: their numbers, and their
-    prompt and reply where kept (winning attempts always; failed ones when the challenge
-    keeps failed prompts). Stored text is masked, so nothing here leaks a secret."""
+    prompt and reply (on the attempt for wins and kept failures, else the player's own copy).
+    Stored text is masked, so nothing here leaks a secret."""
     return list(
         ChallengeAttempt.objects.filter(challenge=challenge, end_user=end_user)
+        .select_related("own_text")
         .only(
             "succeeded",
             "score",
@@ -61,6 +62,8 @@ def attempts_of_player(
             "prompt_length",
             "response",
             "response_length",
+            "own_text__prompt",
+            "own_text__response",
         )
         .order_by("-created_at")[:limit]
     )

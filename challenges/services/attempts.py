@@ -12,7 +12,7 @@ from challenges.live import (
     collection_boards_push_on_commit,
     leaderboard_push_on_commit,
 )
-from challenges.models import Challenge, ChallengeAttempt, LeaderboardEntry
+from challenges.models import AttemptOwnText, Challenge, ChallengeAttempt, LeaderboardEntry
 from challenges.scoring import Standing, standing_for
 from challenges.services.secrets import secret_value_for
 from core.errors import ApplicationError
@@ -92,12 +92,15 @@ def attempt_record(
     workflow_run_id: str = "",
     custom_score: float | None = None,
     disclosed_secret: bool = False,
+    own_text: tuple[str, str] | None = None,
 ) -> ChallengeAttempt:
     """Write the attempt and keep the player's leaderboard entry current, atomically.
 
-    With an idempotency key already used in the workspace, the first attempt is
-    returned and nothing is written.
+    `own_text` (prompt or guess, reply) is kept, masked, for the player's own history when
+    the attempt row does not keep its text. With an idempotency key already used in the
+    workspace, the first attempt is returned and nothing is written.
     """
+    secret = secret_value_for(challenge=challenge, end_user=end_user)
     attempt, standing = attempt_build(
         challenge=challenge,
         end_user=end_user,
@@ -110,12 +113,18 @@ def attempt_record(
         idempotency_key=idempotency_key,
         workflow_run_id=workflow_run_id,
         custom_score=custom_score,
-        secret=secret_value_for(challenge=challenge, end_user=end_user),
+        secret=secret,
         disclosed_secret=disclosed_secret,
     )
     try:
         with transaction.atomic():
             attempt.save(force_insert=True)
+            if own_text and any(own_text) and not attempt.prompt:
+                AttemptOwnText.objects.create(
+                    attempt=attempt,
+                    prompt=redact_secrets(own_text[0], [secret]),
+                    response=redact_secrets(own_text[1], [secret]),
+                )
             previous_head = board_head(challenge_id=challenge.id) if verdict.passed else None
             board_changed = verdict.passed and _leaderboard_offer(
                 attempt, rank_value=standing.rank_value

@@ -29,6 +29,40 @@ EVALUATOR_WORDS = {
 }
 
 
+DEFENCE_LAYER_WORDS = {
+    "input_filter": "input filter",
+    "output_guard": "output guard",
+    "llm_check": "reviewer",
+}
+
+
+def outcome_words(*, result: Any, guess_mode: bool, guessed: bool) -> dict[str, str]:
+    """The verdict's headline and the reply's label, the same for the page's form post and
+    its streamed play: a guess-mode reply is not judged, and a layer that answered in the
+    model's place is named."""
+    defence = getattr(result, "defence", None)
+    layer = DEFENCE_LAYER_WORDS.get(defence.kind, "defence") if defence else None
+    if result.challenge_succeeded:
+        title = "Challenge solved! The defence is broken."
+    elif guessed:
+        title = "That is not the secret."
+    elif layer:
+        title = f"Not this time: the {layer} held."
+    elif guess_mode:
+        title = "Replies are not judged here: type the secret into the answer box."
+    else:
+        title = "Not this time: the defence held."
+    reply_label = f"The {layer} answered in the model's place" if layer else "Model reply"
+    return {"title": title, "reply_label": reply_label}
+
+
+@register.simple_tag
+def outcome(result: Any, challenge: Any, guessed: bool = False) -> dict[str, str]:
+    return outcome_words(
+        result=result, guess_mode=challenge.answer_mode == "guess", guessed=bool(guessed)
+    )
+
+
 @register.filter
 def strategy_words(strategy: str) -> str:
     return STRATEGY_WORDS.get(strategy, strategy)

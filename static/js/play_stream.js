@@ -47,9 +47,12 @@
     var won = data.challenge_succeeded;
     var verdict = element("div", "verdict " + (won ? "verdict-win" : "verdict-loss"));
     verdict.setAttribute("role", "status");
-    verdict.appendChild(element("p", "verdict-title", won
+    var words = data.outcome || {};
+    verdict.appendChild(element("p", "verdict-title", words.title || (won
       ? "Challenge solved! The defence is broken."
-      : "Not this time: the defence held."));
+      : "Not this time: the defence held.")));
+    var label = result.querySelector(".reply-label");
+    if (label && words.reply_label) label.textContent = words.reply_label;
     if (data.judge_feedback) verdict.appendChild(element("p", "feedback", data.judge_feedback));
     var meta = element("p", "verdict-meta");
     if (data.judge_rating !== null) meta.appendChild(element("span", "", "Rating " + data.judge_rating));

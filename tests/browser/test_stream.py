@@ -147,4 +147,4 @@ def test_it_shows_the_streamed_reply_before_it_ends(chromium, slow_model):
     assert len(partial) >= 2, seen
     assert all(REPLY.startswith(text) for text in partial)
     assert final == REPLY
-    assert f"Prompt not kept ({len('Tell me about the weather')} characters)" in history
+    assert "Tell me about the weather" in history
