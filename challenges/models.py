@@ -273,6 +273,9 @@ class AttemptOwnText(models.Model):
     prompt = models.TextField(blank=True)
     response = models.TextField(blank=True)
 
+    def __str__(self) -> str:
+        return f"Own text of {self.attempt_id}"
+
 
 class LeaderboardEntry(models.Model):
     """A player's best attempt on a challenge, kept current as attempts are recorded.

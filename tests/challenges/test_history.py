@@ -72,7 +72,7 @@ def test_it_shows_the_player_their_failed_prompt_masked_and_keeps_it_off_the_att
 
 
 def test_it_shows_a_guess_as_typed_in_the_history(player, workspace):
-    guessing = make_vault(
+    make_vault(
         workspace=workspace,
         secret=SECRET,
         slug="guess-vault",
