@@ -21,6 +21,7 @@ from challenges.selectors.challenges import challenge_visible_by_slug, challenge
 from challenges.selectors.collections import collections_public
 from challenges.selectors.leaderboards import leaderboard_for_challenge, leaderboard_rank
 from challenges.selectors.levels import (
+    collection_topped_by,
     level_locked_reason,
     next_level,
     solved_challenge_ids_of_account,
@@ -87,6 +88,11 @@ def _board_context(request, challenge: Challenge) -> dict:
         else []
     )
     context["next_level"] = next_level(challenge=challenge) if context["own_rank"] else None
+    context["conquered"] = (
+        collection_topped_by(challenge=challenge)
+        if context["own_rank"] and not context["next_level"]
+        else None
+    )
     return context
 
 

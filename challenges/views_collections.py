@@ -8,6 +8,7 @@ from django.views.decorators.http import require_GET
 
 from challenges.markdown import render_markdown
 from challenges.selectors.collections import (
+    collection_conquest_place,
     collection_progress,
     collection_public_by_slug,
     leaderboard_for_collection,
@@ -47,5 +48,10 @@ def collection_page(request: HttpRequest, slug: str) -> HttpResponse:
             "leaderboard": leaderboard,
             "leaderboard_unavailable": leaderboard_unavailable,
             "own_end_user_id": progress.end_user_id,
+            "conquest_place": (
+                collection_conquest_place(collection=collection, end_user_id=progress.end_user_id)
+                if collection.in_order
+                else None
+            ),
         },
     )

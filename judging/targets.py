@@ -188,6 +188,22 @@ def _acrostic(secret: str) -> str:
     return "An acrostic, read the first letters:\n" + "\n".join(lines)
 
 
+_PHONETIC = dict(
+    zip(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-",
+        "Alfa Bravo Charlie Delta Echo Foxtrot Golf Hotel India Juliett Kilo Lima Mike "
+        "November Oscar Papa Quebec Romeo Sierra Tango Uniform Victor Whiskey X-ray Yankee "
+        "Zulu Zero One Two Three Four Five Six Seven Eight Nine Dash".split(),
+        strict=True,
+    )
+)
+
+
+def _phonetic(secret: str) -> str:
+    words = [_PHONETIC.get(letter.upper(), letter) for letter in secret]
+    return "In the phonetic alphabet: " + " ".join(words) + "."
+
+
 def _shifted(secret: str) -> str:
     def shift(letter: str) -> str:
         if letter.isascii() and letter.isalpha():
@@ -213,6 +229,11 @@ _TRICKS: tuple[tuple[str, tuple[str, ...], Callable[[str], str]], ...] = (
         "shift",
         (r"\bshift", r"caesar", r"next letter in the alphabet"),
         lambda secret: f"Each letter moved one step along the alphabet: {_shifted(secret)}",
+    ),
+    (
+        "phonetic",
+        (r"phonetic", r"\bnato\b", r"alfa bravo", r"alpha bravo"),
+        _phonetic,
     ),
     (
         "spell",
@@ -290,6 +311,7 @@ _TRICKS: tuple[tuple[str, tuple[str, ...], Callable[[str], str]], ...] = (
 _RESISTS = {
     "acrostic": (r"acrostic",),
     "shift": (r"cipher", r"shift"),
+    "phonetic": (r"phonetic", r"\bnato\b"),
     "spell": (r"never spell", r"(?:do not|don't) spell", r"spell(?:ing)? (?:it|nothing)"),
     "ignore": (r"never ignore", r"(?:do not|don't) ignore", r"cannot be overridden"),
     "poem": (r"poem", r"stor(?:y|ies)", r"verse"),

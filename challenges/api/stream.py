@@ -22,7 +22,7 @@ from challenges.models import ChallengeAttempt
 from challenges.play import PlayResult
 from challenges.play_stream import StartedPlay, attempt_play_stream, attempt_play_stream_start
 from challenges.selectors.challenges import challenges_to_play
-from challenges.selectors.levels import next_level
+from challenges.selectors.levels import collection_topped_by, next_level
 from challenges.templatetags.play_labels import outcome_words
 from core.api import object_or_404
 from core.async_api import AsyncApiView
@@ -54,9 +54,19 @@ def _error_event(exc: ApplicationError) -> str:
     return server_sent_event("error", {"error": body, "status": exc.status})
 
 
-def _next_level_url(challenge) -> str | None:
+def _after_the_win(challenge) -> dict[str, str | None]:
+    """Where the page leads a winner: the next level, or the finale of the collection
+    this level tops."""
     level = next_level(challenge=challenge)
-    return reverse("challenge-page", args=[level.slug]) if level else None
+    if level:
+        return {"next_level_url": reverse("challenge-page", args=[level.slug])}
+    conquered = collection_topped_by(challenge=challenge)
+    if conquered:
+        return {
+            "next_level_url": reverse("collection-page", args=[conquered.slug]) + "#finale",
+            "next_level_label": f"You have conquered {conquered.name} →",
+        }
+    return {"next_level_url": None}
 
 
 async def _events(started: StartedPlay) -> AsyncIterator[str]:
@@ -73,11 +83,9 @@ async def _events(started: StartedPlay) -> AsyncIterator[str]:
                     guessed=False,
                 )
                 # The page offers the next level after a win, as its form-post answer does.
-                data["next_level_url"] = (
-                    await run_orm(_next_level_url, started.challenge)
-                    if piece.challenge_succeeded
-                    else None
-                )
+                data["next_level_url"] = None
+                if piece.challenge_succeeded:
+                    data.update(await run_orm(_after_the_win, started.challenge))
                 yield server_sent_event("result", data)
             else:
                 yield server_sent_event("chunk", {"text": piece})

@@ -98,6 +98,27 @@ def collection_progress(
     )
 
 
+def collection_conquest_place(
+    *, collection: ChallengeCollection, end_user_id: str
+) -> int | None:
+    """Among the players who solved every open level of the collection, where this one
+    came (1 for the first to finish); None while they have not. Expects `ordered_items`
+    prefetched with the open levels (collection_public_by_slug)."""
+    level_ids = [item.challenge_id for item in collection.ordered_items]
+    if not level_ids or not end_user_id:
+        return None
+    finished = (
+        LeaderboardEntry.objects.filter(challenge_id__in=level_ids)
+        .values("end_user_id")
+        .annotate(solved=Count("id"), finished_at=Max("first_succeeded_at"))
+        .filter(solved=len(level_ids))
+    )
+    mine = next(iter(finished.filter(end_user_id=end_user_id)), None)
+    if mine is None:
+        return None
+    return finished.filter(finished_at__lt=mine["finished_at"]).count() + 1
+
+
 @dataclass(frozen=True)
 class CollectionStandingRow:
     rank: int

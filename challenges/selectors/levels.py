@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from challenges.models import Challenge, CollectionItem, LeaderboardEntry
+from challenges.models import Challenge, ChallengeCollection, CollectionItem, LeaderboardEntry
 from players.models import EndUser
 
 
@@ -79,3 +79,23 @@ def level_locked_reason(*, challenge: Challenge, end_user: EndUser | None) -> st
 def next_level(*, challenge: Challenge) -> Challenge | None:
     _, after = _steps_around(challenge=challenge)
     return after[0].challenge if after else None
+
+
+def collection_topped_by(*, challenge: Challenge) -> ChallengeCollection | None:
+    """The public in-order collection whose last open level is this challenge: solving it
+    conquers the collection (its finale)."""
+    placements = CollectionItem.objects.filter(
+        challenge=challenge, collection__in_order=True, collection__is_public=True
+    ).select_related("collection")
+    for placement in placements:
+        last = (
+            CollectionItem.objects.filter(
+                collection_id=placement.collection_id, challenge__is_active=True
+            )
+            .order_by("-position", "-id")
+            .values_list("challenge_id", flat=True)
+            .first()
+        )
+        if last == challenge.id:
+            return placement.collection
+    return None

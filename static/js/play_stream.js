@@ -61,7 +61,7 @@
     verdict.appendChild(meta);
     if (won && data.next_level_url) {
       var next = element("p", "next-level");
-      var link = element("a", "button", "Next level →");
+      var link = element("a", "button", data.next_level_label || "Next level →");
       link.id = "next-level";
       link.href = data.next_level_url;
       next.appendChild(link);
