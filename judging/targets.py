@@ -188,19 +188,56 @@ def _acrostic(secret: str) -> str:
     return "An acrostic, read the first letters:\n" + "\n".join(lines)
 
 
-_PHONETIC = dict(
+# The NATO spelling alphabet, by letter, digit and dash.
+PHONETIC_ALPHABET = dict(
     zip(
         "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-",
-        "Alfa Bravo Charlie Delta Echo Foxtrot Golf Hotel India Juliett Kilo Lima Mike "
-        "November Oscar Papa Quebec Romeo Sierra Tango Uniform Victor Whiskey X-ray Yankee "
-        "Zulu Zero One Two Three Four Five Six Seven Eight Nine Dash".split(),
+        [
+            "Alfa",
+            "Bravo",
+            "Charlie",
+            "Delta",
+            "Echo",
+            "Foxtrot",
+            "Golf",
+            "Hotel",
+            "India",
+            "Juliett",
+            "Kilo",
+            "Lima",
+            "Mike",
+            "November",
+            "Oscar",
+            "Papa",
+            "Quebec",
+            "Romeo",
+            "Sierra",
+            "Tango",
+            "Uniform",
+            "Victor",
+            "Whiskey",
+            "X-ray",
+            "Yankee",
+            "Zulu",
+            "Zero",
+            "One",
+            "Two",
+            "Three",
+            "Four",
+            "Five",
+            "Six",
+            "Seven",
+            "Eight",
+            "Nine",
+            "Dash",
+        ],
         strict=True,
     )
 )
 
 
 def _phonetic(secret: str) -> str:
-    words = [_PHONETIC.get(letter.upper(), letter) for letter in secret]
+    words = [PHONETIC_ALPHABET.get(letter.upper(), letter) for letter in secret]
     return "In the phonetic alphabet: " + " ".join(words) + "."
 
 

@@ -98,9 +98,7 @@ def collection_progress(
     )
 
 
-def collection_conquest_place(
-    *, collection: ChallengeCollection, end_user_id: str
-) -> int | None:
+def collection_conquest_place(*, collection: ChallengeCollection, end_user_id: str) -> int | None:
     """Among the players who solved every open level of the collection, where this one
     came (1 for the first to finish); None while they have not. Expects `ordered_items`
     prefetched with the open levels (collection_public_by_slug)."""

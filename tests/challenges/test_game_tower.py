@@ -9,6 +9,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from challenges.models import Challenge, Secret
+from judging.targets import PHONETIC_ALPHABET
 from tests.conftest import client_for
 
 pytestmark = pytest.mark.django_db
@@ -53,16 +54,7 @@ def unshift(text: str) -> str:
     return "".join(back(letter) for letter in text)
 
 
-PHONETIC = {
-    word: letter
-    for letter, word in zip(
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-",
-        "Alfa Bravo Charlie Delta Echo Foxtrot Golf Hotel India Juliett Kilo Lima Mike "
-        "November Oscar Papa Quebec Romeo Sierra Tango Uniform Victor Whiskey X-ray Yankee "
-        "Zulu Zero One Two Three Four Five Six Seven Eight Nine Dash".split(),
-        strict=True,
-    )
-}
+PHONETIC = {word: letter for letter, word in PHONETIC_ALPHABET.items()}
 
 # The trick meant for each level, asked without naming the password (levels 4 and 7 filter
 # the word), and how the player reads the password out of the reply.

@@ -203,8 +203,7 @@ def demo_rules_challenges(ctx: DemoContext) -> None:
             "## Level 3\n\n"
             + _GANDALF_HINTS
             + "\n\nNo more poems or stories here. The leaderboard ranks the **fewest tokens** "
-            "used, so keep it short."
-            + _GUESS_HINT
+            "used, so keep it short." + _GUESS_HINT
         ),
         system_prompt=(
             _GUARDED
