@@ -71,6 +71,7 @@ RED_BLUE_FIELDS = (
     "banned_terms",
     "sample_defense",
     "max_submissions_per_hour",
+    "transcripts_published",
 )
 
 
@@ -126,6 +127,13 @@ def red_blue_challenge_errors(challenge: RedBlueChallenge) -> dict[str, list[str
         add("scoring_config", "The scoring config must be an object.")
     if challenge.scoring_strategy not in RedBlueChallenge.Strategy.values:
         add("scoring_strategy", "Use red_blue_ratio or custom.")
+    if challenge.transcripts_published and challenge.is_active:
+        # A running challenge's attackers never read a defence (SPEC §4).
+        add(
+            "transcripts_published",
+            "Transcripts are published only once the challenge has ended: close it "
+            "(is_active false) first, and unpublish them before reopening it.",
+        )
     return errors
 
 
