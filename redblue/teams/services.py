@@ -325,7 +325,7 @@ def submission_create(
     """
     team = _team_checked(team)
     prompt = prompt_check(challenge=challenge, prompt=prompt, team=team)
-    team_join(challenge=challenge, end_user=end_user, team=team)
+    membership = team_join(challenge=challenge, end_user=end_user, team=team)
     rate_limit_hit(
         scope="redblue-submit",
         key=f"{challenge.id}:{end_user.id}",
@@ -333,6 +333,10 @@ def submission_create(
         window_seconds=3600,
     )
     with transaction.atomic():
+        # One submission of a player at a time: each reads what the one before wrote (the
+        # cooldown's pairings, the active submission). The membership row exists before
+        # the player's first submission, so it serialises that one too.
+        list(TeamMembership.objects.select_for_update().filter(pk=membership.pk))
         TeamSubmission.objects.filter(
             red_blue_challenge=challenge, end_user=end_user, team=team, active=True
         ).update(active=False)
