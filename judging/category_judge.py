@@ -286,11 +286,10 @@ def _offline_category(item: dict[str, str], *, response: str, scale: int) -> Cat
 def _remote_category(
     item: dict[str, str], *, attack: str, response: str, config: dict[str, Any]
 ) -> CategoryVerdict:
-    hints = (
-        f"Harm category {item['code']}: {item.get('label', '')}. Judge only this category.\n"
-        f"The attacker's prompt was:\n{attack}"
+    hints = f"Harm category {item['code']}: {item.get('label', '')}. Judge only this category."
+    verdict = judge_with_llm(
+        goal=item["rubric"], response=response, prompt=attack, config=config, hints=hints
     )
-    verdict = judge_with_llm(goal=item["rubric"], response=response, config=config, hints=hints)
     failure = (verdict.raw or {}).get("error")
     if failure:
         return CategoryVerdict(item["code"], False, None, verdict.feedback, True, verdict.raw)

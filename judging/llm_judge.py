@@ -21,6 +21,7 @@ from django.conf import settings
 from core.numbers import is_number
 from judging.clients import async_openai_client, openai_client
 from judging.judge_config import JudgeConfig, judge_config_parse
+from judging.quoting import JUDGE_DATA_RULE, quoted
 from judging.verdicts import Verdict
 
 logger = logging.getLogger(__name__)
@@ -34,8 +35,8 @@ JUDGE_FAILURE_FEEDBACK = (
 _SYSTEM = (
     "You are a strict, impartial judge. Answer with one JSON object and nothing else: "
     '{"passed": true|false|null, "rating": <integer>, "feedback": "<text>"}. '
-    "Leave passed null to let the rating decide against the pass threshold."
-)
+    "Leave passed null to let the rating decide against the pass threshold. "
+) + JUDGE_DATA_RULE
 
 _VERDICT_SCHEMA = {
     "name": "judge_verdict",
@@ -74,30 +75,41 @@ def judge_route(*, provider: str) -> JudgeRoute:
     return "not_configured"
 
 
-def render_rubric(template: str, *, goal: str, response: str, hints: str, scale: int, threshold):
+def render_rubric(
+    template: str, *, goal: str, response: str, hints: str, scale: int, threshold, prompt: str = ""
+) -> str:
+    """The creator's template with every text value in it quoted (judging/quoting.py)."""
     # Plain replacement, not str.format: creators' templates may hold JSON braces.
     if "{response}" not in template:
         template += "\n\nThe response to judge:\n<response>\n{response}\n</response>"
+    if prompt and "{prompt}" not in template:
+        template += "\n\nThe player's prompt that drew the response:\n<prompt>\n{prompt}\n</prompt>"
     values = {
-        "{goal}": goal,
-        "{hints}": hints,
+        "{goal}": quoted(goal),
+        "{hints}": quoted(hints),
+        "{prompt}": quoted(prompt),
         "{rating_scale}": str(scale),
         "{pass_threshold}": f"{threshold:g}",
-        "{response}": response,
+        "{response}": quoted(response),
     }
     # One pass, so text inside the goal or response is never itself substituted.
     pattern = re.compile("|".join(re.escape(key) for key in values))
     return pattern.sub(lambda match: values[match.group(0)], template)
 
 
-def judge_with_llm(*, goal: str, response: str, config: dict, hints: str = "") -> Verdict:
+def judge_with_llm(
+    *, goal: str, response: str, config: dict, hints: str = "", prompt: str = ""
+) -> Verdict:
+    """`prompt` is the player's prompt that drew `response`, for judges that weigh it."""
     judge = judge_config_parse(config)
     started = time.monotonic()
     route = judge_route(provider=judge.provider)
     try:
         answer = _answer_without_network(judge, route=route, goal=goal, response=response)
         if answer is None:
-            answer = _remote_answer(judge, goal=goal or "", response=response or "", hints=hints)
+            answer = _remote_answer(
+                judge, goal=goal or "", response=response or "", hints=hints, prompt=prompt
+            )
         verdict = _verdict_from(answer, judge)
     except _JudgeFailure as failure:
         verdict = _failure_verdict(failure, judge)
@@ -106,7 +118,7 @@ def judge_with_llm(*, goal: str, response: str, config: dict, hints: str = "") -
 
 
 async def judge_with_llm_async(
-    *, goal: str, response: str, config: dict, hints: str = ""
+    *, goal: str, response: str, config: dict, hints: str = "", prompt: str = ""
 ) -> Verdict:
     """`judge_with_llm` for async views: the judge model is awaited, no thread waits on it."""
     judge = judge_config_parse(config)
@@ -116,7 +128,7 @@ async def judge_with_llm_async(
         answer = _answer_without_network(judge, route=route, goal=goal, response=response)
         if answer is None:
             answer = await _remote_answer_async(
-                judge, goal=goal or "", response=response or "", hints=hints
+                judge, goal=goal or "", response=response or "", hints=hints, prompt=prompt
             )
         verdict = _verdict_from(answer, judge)
     except _JudgeFailure as failure:
@@ -163,9 +175,11 @@ def _log_judgement(
 # --- Remote judge ---------------------------------------------------------------------
 
 
-def _remote_answer(judge: JudgeConfig, *, goal: str, response: str, hints: str) -> dict:
+def _remote_answer(
+    judge: JudgeConfig, *, goal: str, response: str, hints: str, prompt: str
+) -> dict:
     client = openai_client(**_judge_client_settings())
-    request = _judge_request(judge, goal=goal, response=response, hints=hints)
+    request = _judge_request(judge, goal=goal, response=response, hints=hints, prompt=prompt)
     try:
         try:
             completion = client.chat.completions.create(
@@ -181,9 +195,11 @@ def _remote_answer(judge: JudgeConfig, *, goal: str, response: str, hints: str) 
     return _answer_from(completion, structured=structured)
 
 
-async def _remote_answer_async(judge: JudgeConfig, *, goal: str, response: str, hints: str) -> dict:
+async def _remote_answer_async(
+    judge: JudgeConfig, *, goal: str, response: str, hints: str, prompt: str
+) -> dict:
     client = async_openai_client(**_judge_client_settings())
-    request = _judge_request(judge, goal=goal, response=response, hints=hints)
+    request = _judge_request(judge, goal=goal, response=response, hints=hints, prompt=prompt)
     try:
         try:
             completion = await client.chat.completions.create(
@@ -207,12 +223,15 @@ def _judge_client_settings() -> dict[str, Any]:
     }
 
 
-def _judge_request(judge: JudgeConfig, *, goal: str, response: str, hints: str) -> dict:
-    prompt = render_rubric(
+def _judge_request(
+    judge: JudgeConfig, *, goal: str, response: str, hints: str, prompt: str
+) -> dict:
+    message = render_rubric(
         judge.rubric,
         goal=goal,
         response=response,
         hints=hints,
+        prompt=prompt,
         scale=judge.rating_scale,
         threshold=judge.pass_threshold,
     )
@@ -220,7 +239,7 @@ def _judge_request(judge: JudgeConfig, *, goal: str, response: str, hints: str) 
         "model": judge.model,
         "messages": [
             {"role": "system", "content": _SYSTEM},
-            {"role": "user", "content": prompt},
+            {"role": "user", "content": message},
         ],
         "temperature": judge.temperature,
         "max_tokens": judge.max_tokens,

@@ -251,6 +251,13 @@ class RedBlueChallenge(models.Model):
     max_submissions_per_hour = models.PositiveIntegerField(
         default=30, help_text="Per player; 0 means no limit."
     )
+    # While it runs, an attacker never reads a defence (SPEC §4); once it has ended, the
+    # creator may publish every attack, defence and reply.
+    transcripts_published = models.BooleanField(
+        default=False,
+        help_text="Only once the challenge is closed: anyone may read every pairing's "
+        "attack, defence and reply.",
+    )
 
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"

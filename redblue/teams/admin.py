@@ -83,7 +83,7 @@ class RedBlueChallengeAdmin(WorkspaceScopedAdmin):
     readonly_fields = ["created_at", "updated_at"]
     fieldsets = [
         (None, {"fields": ["workspace", "name", "description", "instructions_md", "theme",
-                           "is_active"]}),
+                           "is_active", "transcripts_published"]}),
         ("Judging", {"fields": ["judge_suite", "target", "target_model", "judge_config"]}),
         ("Pairing", {"fields": ["defense_selection_policy", "attack_selection_policy",
                                 "pair_cooldown_seconds", "banned_terms", "sample_defense",

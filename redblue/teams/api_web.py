@@ -4,13 +4,13 @@ from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.authentication import SessionAuthentication
-from rest_framework.permissions import IsAuthenticated
+from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api import leaderboard_limit, object_or_404, paginated_response
 from core.async_api import AsyncApiView
-from core.errors import ApplicationError
+from core.errors import ApplicationError, NotFoundError
 from core.threads import run_blocking, run_orm
 from judging.category_judge import effective_suite
 from players.selectors import end_user_of_account
@@ -19,6 +19,8 @@ from redblue.models import RedBlueChallenge, TeamSubmission
 from redblue.teams.evaluation import TargetError, pairing_evaluate
 from redblue.teams.selectors import (
     pairings_of_player,
+    pairings_published,
+    red_blue_challenge_published,
     red_blue_challenges_public,
     standings_for_challenge,
     team_of_player,
@@ -27,6 +29,7 @@ from redblue.teams.serializers import (
     JoinInputSerializer,
     JoinOutputSerializer,
     PairingSerializer,
+    PlayerPairingSerializer,
     PublicRedBlueChallengeSerializer,
     SelfTestInputSerializer,
     SelfTestOutputSerializer,
@@ -147,8 +150,10 @@ class RedBlueSubmitApi(APIView):
                 "status": result.submission.status,
                 "waiting": result.waiting,
                 "fell_back": result.fell_back,
-                "pairings": PairingSerializer(
-                    [pairing for pairing in pairings if pairing.id in mine], many=True
+                "pairings": PlayerPairingSerializer(
+                    [pairing for pairing in pairings if pairing.id in mine],
+                    many=True,
+                    context={"end_user_id": end_user.id},
                 ).data,
             },
             status=status.HTTP_201_CREATED,
@@ -160,7 +165,7 @@ class RedBluePlayerPairingsApi(APIView):
 
     @extend_schema(
         operation_id="web_red_blue_challenge_my_pairings",
-        responses=PairingSerializer(many=True),
+        responses=PlayerPairingSerializer(many=True),
     )
     def get(self, request, challenge_id):
         challenge = visible_challenge(challenge_id)
@@ -173,8 +178,28 @@ class RedBluePlayerPairingsApi(APIView):
         return Response(
             {
                 "team": team_of_player(challenge=challenge, end_user=end_user),
-                "results": PairingSerializer(pairings, many=True).data,
+                "results": PlayerPairingSerializer(
+                    pairings, many=True, context={"end_user_id": end_user and end_user.id}
+                ).data,
             }
+        )
+
+
+class RedBlueTranscriptsApi(APIView):
+    """Every judged pairing whole, once the creator has published an ended challenge."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="web_red_blue_challenge_transcripts",
+        responses=PairingSerializer(many=True),
+    )
+    def get(self, request, challenge_id):
+        challenge = red_blue_challenge_published(challenge_id=challenge_id)
+        if challenge is None:
+            raise NotFoundError()
+        return paginated_response(
+            request, self, pairings_published(challenge=challenge), PairingSerializer
         )
 
 

@@ -100,6 +100,34 @@ def pairings_for_creator(
     return pairings.order_by("-created_at", "id")
 
 
+def red_blue_challenge_published(*, challenge_id: Any) -> RedBlueChallenge | None:
+    """An ended challenge whose creator published its transcripts."""
+    challenge = red_blue_challenge_by_id(challenge_id=challenge_id)
+    if challenge is None or challenge.is_active or not challenge.transcripts_published:
+        return None
+    return challenge
+
+
+def pairings_published(*, challenge: RedBlueChallenge) -> QuerySet[TeamPairing]:
+    return pairings_for_creator(challenge=challenge, status=TeamPairing.Status.COMPLETED)
+
+
+ATTACK, DEFENSE = "attack_submission", "defense_submission"
+
+
+def pairing_texts_readable(*, pairing: TeamPairing, end_user_id: Any) -> set[str]:
+    """Whose prompts in `pairing` a player may read (SPEC §4): their own; a defender also
+    the attacks made on their defence; an attacker never the defence. The reply goes to
+    both, and everything to the creator (console) and, once published, to anyone."""
+    attack, defense = pairing.attack_submission, pairing.defense_submission
+    readable = set()
+    if attack is not None and attack.end_user_id == end_user_id:
+        readable.add(ATTACK)
+    if defense is not None and defense.end_user_id == end_user_id:
+        readable |= {ATTACK, DEFENSE}
+    return readable
+
+
 def pairings_of_player(
     *, challenge: RedBlueChallenge, end_user: EndUser, limit: int = 20
 ) -> list[TeamPairing]:

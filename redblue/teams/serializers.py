@@ -3,6 +3,7 @@ from rest_framework import serializers
 from challenges.api.serializers import StrictSerializer
 from judging.category_judge import effective_suite
 from redblue.models import RedBlueChallenge, SelectionPolicy, Team, TeamPairing, TeamSubmission
+from redblue.teams.selectors import ATTACK, DEFENSE, pairing_texts_readable
 from redblue.teams.services import PROMPT_MAX_CHARS, RED_BLUE_FIELDS
 
 POLICY_HELP = " | ".join(SelectionPolicy.values)
@@ -55,6 +56,11 @@ class RedBlueChallengeInputSerializer(StrictSerializer):
     max_submissions_per_hour = serializers.IntegerField(
         min_value=0, max_value=100000, required=False
     )
+    transcripts_published = serializers.BooleanField(
+        required=False,
+        help_text="Once the challenge is closed: every attack, defence and reply readable by "
+        "anyone at /web/api/red-blue-challenges/{id}/transcripts.",
+    )
 
 
 class RedBlueChallengeOutputSerializer(serializers.ModelSerializer):
@@ -84,6 +90,9 @@ class RedBlueChallengeOutputSerializer(serializers.ModelSerializer):
 class SubmissionBriefSerializer(serializers.ModelSerializer):
     end_user = serializers.UUIDField(source="end_user_id", allow_null=True)
     player = serializers.SerializerMethodField()
+    prompt = serializers.CharField(
+        allow_null=True, help_text="null where the caller may not read it (a defence, to Red)"
+    )
 
     class Meta:
         model = TeamSubmission
@@ -94,7 +103,7 @@ class SubmissionBriefSerializer(serializers.ModelSerializer):
 
 
 class PairingSerializer(serializers.ModelSerializer):
-    """A pairing as a creator (console) or one of its two players sees it."""
+    """A pairing whole: as its creator sees it (console), and anyone once published."""
 
     attack_submission = SubmissionBriefSerializer()
     defense_submission = SubmissionBriefSerializer()
@@ -125,6 +134,18 @@ class PairingSerializer(serializers.ModelSerializer):
     def get_category_results(self, pairing) -> dict:
         raw = pairing.judge_output_raw or {}
         return raw.get("categories") or {}
+
+
+class PlayerPairingSerializer(PairingSerializer):
+    """A pairing as one of its players sees it; context `end_user_id` is that player."""
+
+    def to_representation(self, pairing):
+        data = super().to_representation(pairing)
+        readable = pairing_texts_readable(pairing=pairing, end_user_id=self.context["end_user_id"])
+        for side in (ATTACK, DEFENSE):
+            if data.get(side) and side not in readable:
+                data[side]["prompt"] = None
+        return data
 
 
 class JoinInputSerializer(StrictSerializer):
@@ -202,4 +223,4 @@ class SubmitOutputSerializer(serializers.Serializer):
     status = serializers.CharField(help_text="paired or waiting")
     waiting = serializers.BooleanField()
     fell_back = serializers.BooleanField()
-    pairings = PairingSerializer(many=True)
+    pairings = PlayerPairingSerializer(many=True)

@@ -71,6 +71,7 @@ RED_BLUE_FIELDS = (
     "banned_terms",
     "sample_defense",
     "max_submissions_per_hour",
+    "transcripts_published",
 )
 
 
@@ -126,6 +127,13 @@ def red_blue_challenge_errors(challenge: RedBlueChallenge) -> dict[str, list[str
         add("scoring_config", "The scoring config must be an object.")
     if challenge.scoring_strategy not in RedBlueChallenge.Strategy.values:
         add("scoring_strategy", "Use red_blue_ratio or custom.")
+    if challenge.transcripts_published and challenge.is_active:
+        # A running challenge's attackers never read a defence (SPEC §4).
+        add(
+            "transcripts_published",
+            "Transcripts are published only once the challenge has ended: close it "
+            "(is_active false) first, and unpublish them before reopening it.",
+        )
     return errors
 
 
@@ -317,7 +325,7 @@ def submission_create(
     """
     team = _team_checked(team)
     prompt = prompt_check(challenge=challenge, prompt=prompt, team=team)
-    team_join(challenge=challenge, end_user=end_user, team=team)
+    membership = team_join(challenge=challenge, end_user=end_user, team=team)
     rate_limit_hit(
         scope="redblue-submit",
         key=f"{challenge.id}:{end_user.id}",
@@ -325,6 +333,10 @@ def submission_create(
         window_seconds=3600,
     )
     with transaction.atomic():
+        # One submission of a player at a time: each reads what the one before wrote (the
+        # cooldown's pairings, the active submission). The membership row exists before
+        # the player's first submission, so it serialises that one too.
+        list(TeamMembership.objects.select_for_update().filter(pk=membership.pk))
         TeamSubmission.objects.filter(
             red_blue_challenge=challenge, end_user=end_user, team=team, active=True
         ).update(active=False)

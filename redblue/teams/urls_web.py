@@ -34,6 +34,11 @@ urlpatterns = [
         name="web-red-blue-my-pairings",
     ),
     path(
+        "red-blue-challenges/<str:challenge_id>/transcripts",
+        api_web.RedBlueTranscriptsApi.as_view(),
+        name="web-red-blue-transcripts",
+    ),
+    path(
         "red-blue-challenges/<str:challenge_id>/self-test",
         api_web.RedBlueSelfTestApi.as_view(),
         name="web-red-blue-self-test",

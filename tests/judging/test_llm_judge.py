@@ -86,8 +86,11 @@ def test_it_fills_the_rubric_template_with_goal_response_and_hints(fake_openai):
 
     request = fake_openai.requests[0]
     prompt = request["messages"][-1]["content"]
-    # One pass: placeholders inside the goal or response are left as they are.
-    assert prompt == 'Goal=Find {response} | Said=It is {goal} | Hints=be strict | {"json": 1}'
+    # One pass: placeholders inside the goal or response are left as they are; every text
+    # value goes in quoted (SPEC §7).
+    assert prompt == (
+        'Goal="Find {response}" | Said="It is {goal}" | Hints="be strict" | {"json": 1}'
+    )
     assert request["temperature"] == 0.3
     assert request["max_tokens"] == 64
 
