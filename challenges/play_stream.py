@@ -96,7 +96,8 @@ class _MaskedText:
         self.secret = secret
         self.text = ""
         self.sent = 0
-        # Room for the secret in its disguises (spaced, dashed, base64) across chunks.
+        # Room for the secret spelled out (spaced, dashed) across chunks; a base64 run
+        # waits whole until it ends.
         self.holdback = 4 * len(secret) + 8 if secret else 0
 
     def add(self, piece: str) -> str:
