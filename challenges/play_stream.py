@@ -30,6 +30,7 @@ from challenges.play import (
     target_failed,
 )
 from challenges.services.defences import input_defence_fired
+from core.disguises import base64_run_growing
 from core.ratelimit import InFlightClaim, in_flight_claim, in_flight_release
 from core.redaction import redact_secrets
 from core.threads import run_orm
@@ -88,18 +89,22 @@ def _claim(started: StartedPlay) -> InFlightClaim:
 
 class _MaskedText:
     """The reply written so far, masked, given out only where no secret can still be
-    forming: the last few characters wait until more text (or the end) settles them."""
+    forming: the last few characters wait until more text (or the end) settles them, and
+    so does a base64 run that may still grow (it is masked whole if it holds the secret)."""
 
     def __init__(self, secret: str | None) -> None:
         self.secret = secret
         self.text = ""
         self.sent = 0
-        # Room for the secret in its disguises (spaced, dashed, base64) across chunks.
+        # Room for the secret spelled out (spaced, dashed) across chunks; a base64 run
+        # waits whole until it ends.
         self.holdback = 4 * len(secret) + 8 if secret else 0
 
     def add(self, piece: str) -> str:
         self.text += piece
-        masked = redact_secrets(self.text, [self.secret])
+        growing = base64_run_growing(self.text) if self.secret else None
+        settled = self.text if growing is None else self.text[:growing]
+        masked = redact_secrets(settled, [self.secret])
         ready = max(len(masked) - self.holdback, self.sent)
         fresh, self.sent = masked[self.sent : ready], ready
         return fresh

@@ -9,7 +9,8 @@ UTS namespaces; a file system of read-only binds of only the interpreter, the st
 library, site-packages and the plugin's own editable sources, plus an empty private
 /tmp; a clean environment; the worker (judging/sandbox_worker.py) runs as nobody with
 RLIMIT_AS, RLIMIT_CPU and RLIMIT_NPROC set before any plugin code loads; the whole
-sandbox dies at the timeout. Where bubblewrap cannot start, no plugin runs. A plugin
+sandbox dies at the timeout, which bounds the whole call, or as soon as its answer passes
+256 KiB (only that much is ever read). Where bubblewrap cannot start, no plugin runs. A plugin
 that fails, hangs or overruns gives a non-pass with a generic reason and one log line.
 """
 
@@ -20,6 +21,7 @@ import logging
 import math
 import os
 import re
+import selectors
 import shutil
 import signal
 import subprocess
@@ -55,6 +57,7 @@ _MAX_TEXT = 20_000
 _MAX_LIST = 100
 _VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,99}$")
 _MAX_OUTPUT_BYTES = 256 * 1024
+_PIPE_CHUNK = 64 * 1024
 
 
 # --- The plugin protocols (seed: "Custom Evaluators & Scorers") -------------------------
@@ -185,8 +188,8 @@ def plugin_variables(
 
 @dataclass(frozen=True)
 class SandboxOutcome:
-    # ok | timeout | memory | network | error | crashed | bad_result | not_found | busy
-    # | spawn_failed | sandbox_unavailable
+    # ok | timeout | memory | network | error | crashed | bad_result | output_too_large
+    # | not_found | busy | spawn_failed | sandbox_unavailable
     outcome: str
     result: Any = None
     duration_ms: int = 0
@@ -421,19 +424,57 @@ def _sandbox_start(*, point: EntryPoint, timeout: float, userns_fd: int | None) 
     )
 
 
-def _kill_group(process: subprocess.Popen) -> None:
+def _kill(process: subprocess.Popen) -> None:
+    """Kill the sandbox and reap it. bwrap leads its own process group; killing it takes
+    down the sandbox's PID namespace (--die-with-parent), a plugin's children with it."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
-
-
-def _abandon(process: subprocess.Popen) -> None:
     for pipe in (process.stdin, process.stdout):
         if pipe is not None:
             with contextlib.suppress(OSError):
                 pipe.close()
-    process.kill()
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=1)
+
+
+def _exchange(process: subprocess.Popen, request: bytes, *, deadline: float) -> tuple[str, bytes]:
+    """Send the request and read the answer until the sandbox closes its end: ("", the
+    answer), or what cut it short — "timeout" at the deadline, "output_too_large" as soon
+    as more than _MAX_OUTPUT_BYTES came — so neither the time nor the memory a call takes
+    depends on what the plugin writes."""
+    stdin, stdout = process.stdin.fileno(), process.stdout.fileno()
+    os.set_blocking(stdin, False)
+    os.set_blocking(stdout, False)
+    pending = memoryview(request)
+    received = bytearray()
+    with selectors.DefaultSelector() as selector:
+        selector.register(stdout, selectors.EVENT_READ)
+        selector.register(stdin, selectors.EVENT_WRITE)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return "timeout", b""
+            for key, _ in selector.select(remaining):
+                if key.fd == stdin:
+                    try:
+                        pending = pending[os.write(stdin, pending[:_PIPE_CHUNK]) :]
+                    except BlockingIOError:
+                        continue
+                    except BrokenPipeError:
+                        pending = pending[:0]  # the worker stopped reading; its answer says why
+                    if not pending:
+                        selector.unregister(stdin)
+                        process.stdin.close()
+                    continue
+                try:
+                    chunk = os.read(stdout, _MAX_OUTPUT_BYTES + 1 - len(received))
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    return "", bytes(received)
+                received += chunk
+                if len(received) > _MAX_OUTPUT_BYTES:
+                    return "output_too_large", b""
 
 
 @lru_cache(maxsize=1)
@@ -477,20 +518,11 @@ def _sandbox_run(
         return finish("spawn_failed")
     request = json.dumps({"entrypoint": point.value, "method": method, "args": args})
     try:
-        stdout, _ = process.communicate(request.encode(), timeout=timeout)
-    except subprocess.TimeoutExpired:
-        # The whole session goes, so a plugin's own children cannot keep running.
-        _kill_group(process)
-        try:
-            process.communicate(timeout=1)
-        except subprocess.TimeoutExpired:
-            # A child that left the session still holds the pipe: stop waiting for it.
-            _abandon(process)
-        return finish("timeout")
+        cut_short, stdout = _exchange(process, request.encode(), deadline=started + timeout)
     finally:
-        _kill_group(process)
-    if len(stdout) > _MAX_OUTPUT_BYTES:
-        return finish("bad_result")
+        _kill(process)
+    if cut_short:
+        return finish(cut_short)
     try:
         answer = json.loads(stdout.decode("utf-8").strip().splitlines()[-1])
     except (ValueError, IndexError, UnicodeDecodeError):

@@ -2,6 +2,7 @@
 
 import os
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -186,3 +187,31 @@ class ForkBombEvaluator:
                 os._exit(0)
             forked += 1
         return {"passed": forked >= wanted, "raw": {"forked": forked, "error": error}}
+
+
+class FloodingEvaluator:
+    """Writes without end to the worker's result pipe: every pipe it holds beside stdin."""
+
+    def evaluate(self, goal: str, response: str, config: dict[str, Any], ctx: dict) -> dict:
+        pipes = []
+        for name in os.listdir("/proc/self/fd"):
+            fd = int(name)
+            try:
+                if fd != 0 and stat.S_ISFIFO(os.fstat(fd).st_mode):
+                    pipes.append(fd)
+            except OSError:
+                continue
+        flood = b'{"ok": true, "result": {"passed": true, "feedback": "' + b"x" * 65536
+        while True:
+            for fd in pipes:
+                os.write(fd, flood)
+
+
+class FloodingPrintsEvaluator:
+    """Prints without end to stdout and stderr."""
+
+    def evaluate(self, goal: str, response: str, config: dict[str, Any], ctx: dict) -> dict:
+        line = "y" * 65536
+        while True:
+            print(line)
+            print(line, file=sys.stderr)
