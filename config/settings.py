@@ -260,6 +260,10 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "ChallengeScoringStrategyEnum": "challenges.models.Challenge.Strategy",
         "CollectionScoringStrategyEnum": "challenges.models.ChallengeCollection.Strategy",
+        "TeamPairingStatusEnum": "redblue.models.TeamPairing.Status",
+        "TeamSubmissionStatusEnum": "redblue.models.TeamSubmission.Status",
+        "ArenaSessionStatusEnum": "redblue.models.ArenaSession.Status",
+        "WebhookDeliveryStatusEnum": "notifications.models.WebhookDelivery.Status",
     },
 }
 # Bodies larger than this are refused with 413 before anything is parsed.
