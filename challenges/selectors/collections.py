@@ -141,9 +141,10 @@ class CollectionLeaderboard:
 
 # How each collection strategy ranks players; every LeaderboardEntry is one solved
 # challenge (the player's best attempt there), so COUNT is "challenges solved".
-#   sum                  points = POINTS_PER_SOLVE per solve (the scoreboard's scale), plus the challenge's score where the
-#                        challenge ranks higher-is-better (highest_rating, custom); times
-#                        and token counts are not points. More points, then more solved.
+#   sum                  points = POINTS_PER_SOLVE per solve (the scoreboard's scale),
+#                        plus the challenge's score where the challenge ranks
+#                        higher-is-better (highest_rating, custom); times and token
+#                        counts are not points. More points, then more solved.
 #   fastest_total        more solved first, then lower total elapsed_ms.
 #   fewest_tokens_total  more solved first, then lower total tokens.
 #   highest_avg_rating   higher average judge_rating over rated solves, then more solved.
