@@ -6,10 +6,13 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# What the served site calls itself in mails, printed links and its CSP: the port it serves.
+SITE_URL ?= http://$(HOST):$(PORT)
 
 .PHONY: install install-dev run test lint check screenshots
 
 $(VENV)/.installed: requirements.txt plugins/example-plugin/pyproject.toml
+	@echo "install: the app's packages into $(VENV) (the first time takes a few minutes)"
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -e plugins/example-plugin
@@ -19,6 +22,7 @@ $(VENV)/.installed: requirements.txt plugins/example-plugin/pyproject.toml
 # The Dify tool plugin pins its own dependencies (dify-plugin SDK): it gets its own venv.
 DIFY_VENV := integrations/dify/plugin/.venv
 $(DIFY_VENV)/.installed: integrations/dify/plugin/requirements.txt
+	@echo "install: the Dify plugin SDK into $(DIFY_VENV)"
 	test -x $(DIFY_VENV)/bin/python || $(PYTHON) -m venv $(DIFY_VENV)
 	$(DIFY_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
 		-r integrations/dify/plugin/requirements.txt
@@ -27,6 +31,7 @@ $(DIFY_VENV)/.installed: integrations/dify/plugin/requirements.txt
 # The test and lint tools, on top of what runs the app.
 # The misbehaving test plugins go in only here, never into what make run installs.
 $(VENV)/.dev-installed: $(VENV)/.installed requirements-dev.txt tests/plugins/misbehaving-plugin/pyproject.toml
+	@echo "install: the test and lint tools into $(VENV)"
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -e tests/plugins/misbehaving-plugin
 	touch $@
@@ -36,11 +41,11 @@ install: $(VENV)/.installed $(DIFY_VENV)/.installed
 install-dev: install $(VENV)/.dev-installed
 
 run: install
-	DEBUG=true $(PY) manage.py migrate --no-input
-	DEBUG=true $(PY) manage.py demo
-	DEBUG=true $(PY) manage.py demo_redblue
-	DEBUG=true $(PY) manage.py arena_demo
-	DEBUG=true $(PY) manage.py runserver $(HOST):$(PORT)
+	DEBUG=true SITE_URL=$(SITE_URL) $(PY) manage.py migrate --no-input
+	DEBUG=true SITE_URL=$(SITE_URL) $(PY) manage.py demo
+	DEBUG=true SITE_URL=$(SITE_URL) $(PY) manage.py demo_redblue
+	DEBUG=true SITE_URL=$(SITE_URL) $(PY) manage.py arena_demo
+	DEBUG=true SITE_URL=$(SITE_URL) $(PY) manage.py runserver $(HOST):$(PORT)
 
 test: install-dev
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -2,6 +2,9 @@
 
 from dataclasses import dataclass
 
+# Points a solve is worth, on the site scoreboard and in collections summed by points.
+POINTS_PER_SOLVE = 100
+
 # Successes that lack the metric the strategy ranks on sort after every measured one.
 UNMEASURED = 1e15
 

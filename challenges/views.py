@@ -23,6 +23,7 @@ from challenges.selectors.leaderboards import leaderboard_for_challenge, leaderb
 from challenges.selectors.levels import (
     collection_topped_by,
     level_locked_reason,
+    level_map,
     next_level,
     solved_challenge_ids_of_account,
 )
@@ -98,15 +99,20 @@ def _board_context(request, challenge: Challenge) -> dict:
 
 @require_GET
 def home(request):
-    challenges = challenges_public()
-    collections = collections_public()
+    solved_ids = solved_challenge_ids_of_account(account=request.user)
+    levels = level_map(solved_ids=solved_ids)
+    # Challenges of their own first, newest first; then the levels, in climbing order.
+    challenges = sorted(
+        challenges_public(), key=lambda challenge: levels.order.get(challenge.id, (-1, 0))
+    )
     return render(
         request,
         "challenges/home.html",
         {
             "challenges": challenges,
-            "collections": collections,
-            "solved_ids": solved_challenge_ids_of_account(account=request.user),
+            "collections": collections_public(),
+            "solved_ids": solved_ids,
+            "locked_ids": levels.locked_ids,
         },
     )
 

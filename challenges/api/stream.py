@@ -81,6 +81,7 @@ async def _events(started: StartedPlay) -> AsyncIterator[str]:
                     result=piece,
                     guess_mode=started.challenge.answer_mode == "guess",
                     guessed=False,
+                    strategy=started.challenge.scoring_strategy,
                 )
                 # The page offers the next level after a win, as its form-post answer does.
                 data["next_level_url"] = None

@@ -27,6 +27,7 @@ from django.db.models import (
 from django.db.models.functions import Cast
 
 from challenges.models import Challenge, ChallengeCollection, CollectionItem, LeaderboardEntry
+from challenges.scoring import POINTS_PER_SOLVE
 from core.errors import ApplicationError
 from players.models import EndUser
 from players.selectors import workspaces_for_user
@@ -140,9 +141,10 @@ class CollectionLeaderboard:
 
 # How each collection strategy ranks players; every LeaderboardEntry is one solved
 # challenge (the player's best attempt there), so COUNT is "challenges solved".
-#   sum                  points = 1 per solve, plus the challenge's score where the
-#                        challenge ranks higher-is-better (highest_rating, custom); times
-#                        and token counts are not points. More points, then more solved.
+#   sum                  points = POINTS_PER_SOLVE per solve (the scoreboard's scale),
+#                        plus the challenge's score where the challenge ranks
+#                        higher-is-better (highest_rating, custom); times and token
+#                        counts are not points. More points, then more solved.
 #   fastest_total        more solved first, then lower total elapsed_ms.
 #   fewest_tokens_total  more solved first, then lower total tokens.
 #   highest_avg_rating   higher average judge_rating over rated solves, then more solved.
@@ -150,15 +152,15 @@ class CollectionLeaderboard:
 # the total, so a missing number never looks like a perfect one. Remaining ties go to
 # whoever reached their standing first (earliest last achieved_at).
 def _strategy_plan(strategy: str):
-    one = Value(1.0, output_field=FloatField())
     if strategy == ChallengeCollection.Strategy.SUM:
+        solve = Value(float(POINTS_PER_SOLVE), output_field=FloatField())
         points = Case(
             When(
                 Q(challenge__scoring_strategy__in=HIGHER_IS_BETTER_CHALLENGE_STRATEGIES)
                 & Q(score__isnull=False),
-                then=one + F("score"),
+                then=solve + F("score"),
             ),
-            default=one,
+            default=solve,
             output_field=FloatField(),
         )
         return "points", Sum(points), [F("value").desc(), F("solved").desc()]

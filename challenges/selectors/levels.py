@@ -99,3 +99,35 @@ def collection_topped_by(*, challenge: Challenge) -> ChallengeCollection | None:
         if last == challenge.id:
             return placement.collection
     return None
+
+
+@dataclass(frozen=True)
+class LevelMap:
+    # (collection's place, level's place) for each level of a public in-order collection.
+    order: dict[uuid.UUID, tuple[int, int]]
+    locked_ids: set[uuid.UUID]
+
+
+def level_map(*, solved_ids: set[uuid.UUID]) -> LevelMap:
+    """Where each level of the public in-order collections stands, and which are locked
+    for a player who solved `solved_ids` (every level after the first, for a visitor): one
+    query whatever the number of collections."""
+    items = (
+        CollectionItem.objects.filter(
+            collection__in_order=True, collection__is_public=True, challenge__is_active=True
+        )
+        .order_by("-collection__created_at", "collection_id", "position", "id")
+        .values_list("collection_id", "challenge_id")
+    )
+    order: dict[uuid.UUID, tuple[int, int]] = {}
+    locked: set[uuid.UUID] = set()
+    collections: list[uuid.UUID] = []
+    previous: tuple[uuid.UUID, uuid.UUID] | None = None
+    for collection_id, challenge_id in items:
+        if collection_id not in collections:
+            collections.append(collection_id)
+        order.setdefault(challenge_id, (collections.index(collection_id), len(order)))
+        if previous and previous[0] == collection_id and previous[1] not in solved_ids:
+            locked.add(challenge_id)
+        previous = (collection_id, challenge_id)
+    return LevelMap(order=order, locked_ids=locked)

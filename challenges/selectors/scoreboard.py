@@ -13,9 +13,9 @@ from typing import Any
 from django.db.models import Count, Max, Q
 
 from challenges.models import Challenge, LeaderboardEntry
+from challenges.scoring import POINTS_PER_SOLVE
 from players.models import EndUser, Workspace
 
-POINTS_PER_SOLVE = 100
 GRAPH_PLAYERS = 10
 
 

@@ -36,10 +36,12 @@ DEFENCE_LAYER_WORDS = {
 }
 
 
-def outcome_words(*, result: Any, guess_mode: bool, guessed: bool) -> dict[str, str]:
-    """The verdict's headline and the reply's label, the same for the page's form post and
-    its streamed play: a guess-mode reply is not judged, and a layer that answered in the
-    model's place is named."""
+def outcome_words(
+    *, result: Any, guess_mode: bool, guessed: bool, strategy: str = ""
+) -> dict[str, str]:
+    """The verdict's headline, the reply's label and the score with its unit, the same for
+    the page's form post and its streamed play: a guess-mode reply is not judged, and a
+    layer that answered in the model's place is named."""
     defence = getattr(result, "defence", None)
     layer = DEFENCE_LAYER_WORDS.get(defence.kind, "defence") if defence else None
     if result.challenge_succeeded:
@@ -53,13 +55,33 @@ def outcome_words(*, result: Any, guess_mode: bool, guessed: bool) -> dict[str, 
     else:
         title = "Not this time: the defence held."
     reply_label = f"The {layer} answered in the model's place" if layer else "Model reply"
-    return {"title": title, "reply_label": reply_label}
+    return {
+        "title": title,
+        "reply_label": reply_label,
+        "score": score_words(strategy, getattr(result, "score", None)),
+    }
+
+
+def score_words(strategy: str, score: Any) -> str:
+    """An attempt's score in the unit its board ranks on; nothing where it means nothing."""
+    if score is None or strategy == "first":
+        return ""
+    if strategy == "fastest":
+        return f"Time {seconds(score)}"
+    if strategy == "fewest_tokens":
+        return tokens(score)
+    if strategy == "highest_rating":
+        return f"Rating {score:g}"
+    return f"Score {score:g}"
 
 
 @register.simple_tag
 def outcome(result: Any, challenge: Any, guessed: bool = False) -> dict[str, str]:
     return outcome_words(
-        result=result, guess_mode=challenge.answer_mode == "guess", guessed=bool(guessed)
+        result=result,
+        guess_mode=challenge.answer_mode == "guess",
+        guessed=bool(guessed),
+        strategy=challenge.scoring_strategy,
     )
 
 

@@ -56,7 +56,7 @@
     if (data.judge_feedback) verdict.appendChild(element("p", "feedback", data.judge_feedback));
     var meta = element("p", "verdict-meta");
     if (data.judge_rating !== null) meta.appendChild(element("span", "", "Rating " + data.judge_rating));
-    if (data.score !== null) meta.appendChild(element("span", "", "Score " + Math.round(data.score * 100) / 100));
+    if (words.score) meta.appendChild(element("span", "", words.score));
     if (data.leaderboard_rank) meta.appendChild(element("span", "", "You are #" + data.leaderboard_rank + " on the leaderboard"));
     verdict.appendChild(meta);
     if (won && data.next_level_url) {

@@ -46,12 +46,12 @@
     var id = p.pairing_id || p.id;
     var attacker = p.attacker_id || (p.attack_submission && p.attack_submission.end_user);
     var defender = p.defender_id || (p.defense_submission && p.defense_submission.end_user);
-    if (me && attacker !== me && defender !== me) return;
+    if (me && attacker !== me && defender !== me) return false;
     var row = table.querySelector('tr[data-pairing="' + id + '"]');
     if (!row) {
       row = document.createElement("tr");
       row.setAttribute("data-pairing", id);
-      ["attacker", "defender", "status", "breached", "rating", "red", "blue"].forEach(function (name) {
+      ["attacker", "defender", "status", "breached", "rating", "red", "blue", "reply"].forEach(function (name) {
         var cell = document.createElement("td");
         cell.className = name;
         row.appendChild(cell);
@@ -66,9 +66,38 @@
     text(cells[4], p.judge_rating);
     text(cells[5], number(p.red_points));
     text(cells[6], number(p.blue_points));
+    // Live frames go to every viewer and carry no reply; the player's own API answer does.
+    if (p.response) showReply(cells[7], p.response);
     row.className = "pairing-" + p.status;
     var empty = document.getElementById("no-pairings");
     if (empty) empty.hidden = true;
+    return true;
+  }
+
+  function showReply(cell, reply) {
+    var details = document.createElement("details");
+    var summary = document.createElement("summary");
+    summary.textContent = "Read";
+    var body = document.createElement("div");
+    body.className = "reply-text";
+    body.textContent = reply;
+    details.appendChild(summary);
+    details.appendChild(body);
+    cell.replaceChildren(details);
+  }
+
+  var AGAINST = {
+    own_defense: "your own defence",
+    sample_defense: "the challenge's sample defence",
+    draft_defense: "the defence in the box"
+  };
+
+  function ownPairings() {
+    if (!me) return;
+    fetch(api + "/pairings", { credentials: "same-origin" })
+      .then(function (r) { return r.json(); })
+      .then(function (data) { (data.results || []).slice().reverse().forEach(upsertPairing); })
+      .catch(function () {});
   }
 
   function renderStandings(s) {
@@ -104,12 +133,7 @@
   function refresh() {
     fetch(api + "/leaderboard", { credentials: "same-origin" })
       .then(function (r) { return r.json(); }).then(renderStandings).catch(function () {});
-    if (me) {
-      fetch(api + "/pairings", { credentials: "same-origin" })
-        .then(function (r) { return r.json(); })
-        .then(function (data) { (data.results || []).slice().reverse().forEach(upsertPairing); })
-        .catch(function () {});
-    }
+    ownPairings();
   }
 
   function startPolling() {
@@ -155,7 +179,8 @@
       post("/self-test", body).then(function (result) {
         if (!result.ok) { text(box, result.data.error.message); return; }
         var flagged = breached(result.data.categories);
-        text(box, "Self-test (not scored): " + (flagged ? "breached " + flagged : "held in every category") + ". Reply: " + result.data.response);
+        var against = AGAINST[result.data.against] || "a defence";
+        text(box, "Self-test against " + against + " (not scored): " + (flagged ? "breached " + flagged : "held in every category") + ". Model reply: " + result.data.response);
       });
     });
   }
@@ -172,7 +197,14 @@
       var frame = JSON.parse(event.data);
       if (frame.type === "standings") {
         renderStandings(frame.standings);
-        (frame.pairings || []).forEach(upsertPairing);
+        var mine = (frame.pairings || []).filter(upsertPairing);
+        if (mine.length) {
+          // One of this player's pairings moved: fetch it with its reply, and drop the
+          // "nobody on the other side yet" note that no longer holds.
+          ownPairings();
+          var judged = mine.some(function (p) { return p.status === "completed"; });
+          if (judged) say("Your pairing was judged: the model's reply is in Your pairings.", "verdict-win");
+        }
       } else if (frame.type === "opponent_requested") {
         var note = document.getElementById("opponent-requested");
         if (note) { note.hidden = false; text(note, "A submission waits for the " + frame.team + " team."); }

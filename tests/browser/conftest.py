@@ -68,6 +68,9 @@ def site():
         "DEBUG": "true",
         "SECRET_KEY": settings.SECRET_KEY,
         "SECURE_COOKIES": "false",
+        # Background work (judging a red/blue pairing, delivering events) runs in the
+        # server process, as on the embedded default: no worker is started here.
+        "CELERY_TASK_ALWAYS_EAGER": "true",
     }
     env.pop("DJANGO_SETTINGS_MODULE", None)
     with uvicorn_server(env=env) as port:

@@ -47,7 +47,7 @@ def test_it_opens_a_notification_from_the_bell_and_lands_on_its_challenge(
     page.goto(f"{site}/")
     page.locator(".notification-count").wait_for()
     walker.check()
-    for name in ("Challenges", "Red vs blue", "Arena", "Scoreboard", "Log out"):
+    for name in ("Challenges", "Red vs blue", "Arena", "Scoreboard", "Sign out"):
         assert (
             page.get_by_role("link", name=name)
             .or_(page.get_by_role("button", name=name))

@@ -74,11 +74,11 @@ def test_it_ranks_sum_by_points_then_solved_then_earliest_finish(anon_api, works
     assert board["metric"] == "points"
     assert board["challenge_count"] == 3
     assert _standings(board) == [
-        ("alice", 2, 7.0),  # 1 + (1 + 5)
-        ("carol", 1, 7.0),  # same points, fewer solved
-        ("bob", 3, 6.0),  # 1 + (1 + 3) + 1
-        ("dave", 2, 2.0),
-        ("erin", 2, 2.0),  # same as dave, finished later
+        ("bob", 3, 303.0),  # 100 + (100 + 3) + 100: the scoreboard's 100 a solve
+        ("alice", 2, 205.0),  # 100 + (100 + 5)
+        ("dave", 2, 200.0),
+        ("erin", 2, 200.0),  # same as dave, finished later
+        ("carol", 1, 106.0),
     ]
     assert [row["rank"] for row in board["entries"]] == [1, 2, 3, 4, 5]
 
@@ -185,10 +185,10 @@ def test_it_counts_only_challenges_still_in_the_collection(anon_api, workspace):
     (alice,) = _players(workspace, "alice")
     _solve(kept, alice)
     _solve(dropped, alice)
-    assert _standings(_board(anon_api, collection)) == [("alice", 2, 2.0)]
+    assert _standings(_board(anon_api, collection)) == [("alice", 2, 200.0)]
 
     collection_set_challenges(collection=collection, challenge_ids=[kept.id])
-    assert _standings(_board(anon_api, collection)) == [("alice", 1, 1.0)]
+    assert _standings(_board(anon_api, collection)) == [("alice", 1, 100.0)]
 
 
 def test_it_honours_the_limit_and_refuses_bad_ones(anon_api, workspace):

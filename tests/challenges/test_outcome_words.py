@@ -2,6 +2,8 @@
 a defence layer that answered in the model's place is named — the same on the form post
 and the streamed play."""
 
+import re
+
 import pytest
 from django.test import Client
 
@@ -51,4 +53,14 @@ def test_it_names_the_layer_that_answered_on_the_page_and_in_the_stream(workspac
     assert result["outcome"] == {
         "title": "Not this time: the input filter held.",
         "reply_label": "The input filter answered in the model's place",
+        "score": "",
     }
+
+
+def test_it_gives_a_winning_score_its_unit(workspace):
+    challenge = make_vault(workspace=workspace, secret=SECRET, scoring_strategy="fastest")
+
+    box = play(make_player(), challenge, ASK)
+
+    assert "Challenge solved!" in box
+    assert re.search(r"<span>Time \d+\.\d s</span>", box)

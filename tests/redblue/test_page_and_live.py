@@ -16,7 +16,7 @@ def test_the_page_shows_the_suite_standings_and_the_join_buttons(client, red_blu
     anonymous = client.get(f"/red-blue/{red_blue.id}/")
     assert anonymous.status_code == 200
     html = anonymous.content.decode()
-    assert "Red vs Blue" in html and "CBRNE" in html and "Log in" in html
+    assert "Red vs Blue" in html and "CBRNE" in html and "Sign in" in html
     assert "<script>" not in html and "onclick" not in html
 
     client.force_login(players("alice").account)

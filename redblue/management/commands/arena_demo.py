@@ -2,6 +2,7 @@
 
 Run after `demo` (or on its own): `python manage.py arena_demo`."""
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from redblue.arena.services import arena_session_create, arena_types_install_all
@@ -12,6 +13,7 @@ class Command(BaseCommand):
     help = "Install the built-in arena types and open one session of each."
 
     def handle(self, *args, **options):
+        site = settings.SITE_URL.rstrip("/")
         for row in arena_types_install_all():
             waiting = ArenaSession.objects.filter(
                 challenge_type=row, status=ArenaSession.Status.OPEN
@@ -21,4 +23,4 @@ class Command(BaseCommand):
                 made = "opened"
             else:
                 made = "kept"
-            self.stdout.write(f"arena {row.name}: {made} session {waiting.pk} /arena/{waiting.pk}/")
+            self.stdout.write(f"arena {row.name}: {made} {site}/arena/{waiting.pk}/")

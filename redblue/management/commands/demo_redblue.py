@@ -5,6 +5,7 @@ what the defence guards against, so both sides can win: a defence that names a t
 holds against role-play beats a role-play attack; one that only names the topic does not.
 """
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
@@ -55,4 +56,6 @@ class Command(BaseCommand):
             self.stdout.write(f"Created the red/blue challenge '{CHALLENGE_NAME}'.")
         else:
             self.stdout.write(f"The red/blue challenge '{CHALLENGE_NAME}' is already there.")
-        self.stdout.write(f"Play it at /red-blue/{challenge.id}/")
+        self.stdout.write(
+            f"Play it at {settings.SITE_URL.rstrip('/')}{challenge.get_absolute_url()}"
+        )
