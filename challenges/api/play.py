@@ -6,7 +6,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from challenges.api.serializers import StrictSerializer
-from challenges.models import ChallengeAttempt
+from challenges.models import AttemptOwnText, ChallengeAttempt
 from challenges.play import ANSWER_MAX_CHARS, PROMPT_MAX_CHARS, attempt_guess, attempt_play_async
 from challenges.selectors.attempts import attempts_of_player_queryset
 from challenges.selectors.challenges import challenges_to_play
@@ -49,6 +49,17 @@ class AttemptCreateApi(AsyncApiView):
         return Response(self.OutputSerializer(result).data, status=status.HTTP_201_CREATED)
 
     class HistorySerializer(serializers.ModelSerializer):
+        # The player's own masked copy where the attempt row keeps no text (a failed
+        # attempt, a guess): theirs to read, never a creator's.
+        prompt = serializers.SerializerMethodField()
+        response = serializers.SerializerMethodField()
+
+        def get_prompt(self, attempt) -> str:
+            return attempt.prompt or getattr(_own_text(attempt), "prompt", "")
+
+        def get_response(self, attempt) -> str:
+            return attempt.response or getattr(_own_text(attempt), "response", "")
+
         class Meta:
             model = ChallengeAttempt
             fields = (
@@ -76,6 +87,13 @@ class AttemptCreateApi(AsyncApiView):
         end_user = end_user_of_account(workspace_id=challenge.workspace_id, account=request.user)
         attempts = attempts_of_player_queryset(challenge=challenge, end_user=end_user)
         return paginated_response(request, self, attempts, self.HistorySerializer)
+
+
+def _own_text(attempt: ChallengeAttempt) -> AttemptOwnText | None:
+    try:
+        return attempt.own_text
+    except AttemptOwnText.DoesNotExist:
+        return None
 
 
 class GuessCreateApi(AsyncApiView):

@@ -37,8 +37,10 @@ def attempts_of_player_queryset(
     """Every attempt of one player at the challenge, newest first (none without a player)."""
     if end_user is None:
         return ChallengeAttempt.objects.none()
-    return ChallengeAttempt.objects.filter(challenge=challenge, end_user=end_user).order_by(
-        "-created_at", "id"
+    return (
+        ChallengeAttempt.objects.filter(challenge=challenge, end_user=end_user)
+        .select_related("own_text")
+        .order_by("-created_at", "id")
     )
 
 

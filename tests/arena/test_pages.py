@@ -127,7 +127,7 @@ def test_the_demo_step_installs_every_type_and_one_open_session_each(capsys):
     call_command("arena_demo")
 
     assert ArenaSession.objects.filter(status="open").count() == 5
-    assert "arena secret-keeper: kept session" in capsys.readouterr().out
+    assert "arena secret-keeper: kept http://" in capsys.readouterr().out
 
 
 @pytest.mark.django_db

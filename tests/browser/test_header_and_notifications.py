@@ -75,3 +75,18 @@ def test_it_opens_a_notification_from_the_bell_and_lands_on_its_challenge(
     page.wait_for_url(f"{site}/arena/")
     walker.check()
     context.close()
+
+
+def test_the_scoreboard_graph_opens_on_its_newest_part_on_a_phone(chromium, site, beaten_player):
+    context = offline_context(chromium, site, viewport=PHONE)
+    page = context.new_page()
+    walker = Walker(page, site)
+
+    page.goto(f"{site}/scoreboard/")
+    walker.check()
+
+    box = page.locator(".graph-scroll").bounding_box()
+    graph = page.locator(".graph-scroll svg").bounding_box()
+    assert graph["width"] > box["width"]  # it scrolls in its own box…
+    assert abs((graph["x"] + graph["width"]) - (box["x"] + box["width"])) < 2  # …from the right
+    context.close()

@@ -142,5 +142,6 @@ def test_it_lists_the_players_own_attempts_in_the_web_api(player, guarded):
     assert newest["prompt"] == WINNING and newest["succeeded"] is True
     assert SECRET not in newest["response"]
     assert newest["elapsed_ms"] >= 1
-    assert oldest["prompt"] == "" and oldest["prompt_length"] == len(FAILING)
+    # The caller's own failed prompt, from their own masked copy.
+    assert oldest["prompt"] == FAILING and oldest["prompt_length"] == len(FAILING)
     assert theirs["count"] == 0
