@@ -95,6 +95,7 @@ def serve_model(port: int, delay: float) -> None:
         access_log=False,
         lifespan="off",
         backlog=2048,
+        timeout_graceful_shutdown=8,
     )
 
 

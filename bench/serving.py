@@ -53,6 +53,7 @@ def uvicorn_start(
         "--no-access-log",
         "--log-level=warning",
         "--lifespan=off",
+        "--timeout-graceful-shutdown=8",  # as in the README: gone within 10 s of SIGTERM
         *extra,
     ]
     server = subprocess.Popen(command, cwd=checkout, env=env, start_new_session=True)

@@ -1,12 +1,13 @@
 """Real servers for the tests that need one: uvicorn serving config.asgi on a free port."""
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -25,7 +26,21 @@ def free_port() -> int:
 def uvicorn_server(
     *, env: dict[str, str], workers: int = 1, start_seconds: float = 60
 ) -> Iterator[int]:
-    """config.asgi under uvicorn with `env`; yields the port once it accepts connections.
+    """config.asgi under uvicorn with `env`; yields the port once it accepts connections."""
+    with uvicorn_process(env=env, workers=workers, start_seconds=start_seconds) as (_, port):
+        yield port
+
+
+@contextmanager
+def uvicorn_process(
+    *,
+    env: dict[str, str],
+    workers: int = 1,
+    start_seconds: float = 60,
+    options: Sequence[str] | None = None,
+) -> Iterator[tuple[subprocess.Popen, int]]:
+    """uvicorn_server that also yields the process, for a test that stops it itself;
+    `options` replace the default ones (no lifespan, a 5 s graceful shutdown).
 
     The server runs in its own process group so workers stop with their supervisor; its
     output is printed on the way out, which pytest shows when the test fails.
@@ -33,7 +48,9 @@ def uvicorn_server(
     port = free_port()
     command = [sys.executable, "-m", "uvicorn", "config.asgi:application"]
     command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
-    command += ["--lifespan", "off", "--timeout-graceful-shutdown", "5"]
+    if options is None:
+        options = ["--lifespan", "off", "--timeout-graceful-shutdown", "5"]
+    command += options
     if workers > 1:
         command += ["--workers", str(workers)]
     process = subprocess.Popen(
@@ -47,9 +64,10 @@ def uvicorn_server(
     )
     try:
         _wait_until_listening(process, port, start_seconds)
-        yield port
+        yield process, port
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
         try:
             output, _ = process.communicate(timeout=30)
         except subprocess.TimeoutExpired:
@@ -104,3 +122,35 @@ def celery_worker(*, name: str) -> Iterator[subprocess.Popen]:
             process.wait(timeout=20)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+@contextmanager
+def private_redis(port: int | None = None) -> Iterator[int]:
+    """A redis-server of the test's own on a free port (or `port`, to start one again where
+    a stopped one was), nothing saved; yields the port once it answers, stops it on the way
+    out. A test may stop it early (SHUTDOWN, or a signal) to play an outage."""
+    port = port or free_port()
+    command = ["redis-server", "--bind", "127.0.0.1", "--port", str(port)]
+    command += ["--save", "", "--appendonly", "no"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1) as probe:
+                    probe.sendall(b"PING\r\n")
+                    if probe.recv(16).startswith(b"+PONG"):
+                        break
+            except OSError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"redis-server did not start on port {port}")
+            time.sleep(0.1)
+        yield port
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
