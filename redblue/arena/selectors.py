@@ -300,6 +300,22 @@ def transcript(
     return [message_json(message, viewer=viewer) for message in messages]
 
 
+def session_player_names(*, session: ArenaSession) -> dict[str, str]:
+    """Each seat's invite code → the name to show for it, never the code itself: "Player N"
+    by seat while the game runs (who is behind a seat stays hidden until the end, as in
+    `session_json`), then the player's arena username (a site player's display name)."""
+    names = {invite: f"Player {seat}" for seat, invite in enumerate(session.invites, start=1)}
+    if session.status != ArenaSession.Status.ENDED:
+        return names
+    identities = session.player_identities or {}
+    profiles = arena_profiles(user_ids=list(identities.values()))
+    for invite, user_id in identities.items():
+        username = profiles.get(user_id, {}).get("username")
+        if username and invite in names:
+            names[invite] = username
+    return names
+
+
 def scatter_points(*, challenge_type: str) -> list[tuple[str, float, float]]:
     entries = list(ScoringEntry.objects.filter(challenge_type=challenge_type, strategy="average"))
     profiles = arena_profiles(user_ids=[entry.player_id for entry in entries])

@@ -288,11 +288,21 @@ def arena_user_update(
 
 
 def arena_user_for_account(*, account) -> ArenaUser:
-    user, _ = ArenaUser.objects.get_or_create(
-        account=account,
-        defaults={"user_id": f"account:{account.pk}", "username": account.get_username()[:100]},
+    """The arena identity of a site account, named by the player's display name (never by
+    their email) and kept in step when they rename themselves."""
+    name = site_player_name(account)
+    user, created = ArenaUser.objects.get_or_create(
+        account=account, defaults={"user_id": f"account:{account.pk}", "username": name}
     )
+    if not created and user.username != name:
+        ArenaUser.objects.filter(pk=user.pk).update(username=name)
+        user.username = name
     return user
+
+
+def site_player_name(account) -> str:
+    profile = getattr(account, "player_profile", None)
+    return (getattr(profile, "display_name", "") or f"player-{account.pk}")[:100]
 
 
 # --- scoring -----------------------------------------------------------------------

@@ -23,15 +23,16 @@ def arena_home(request: HttpRequest) -> HttpResponse:
     )
     boards = []
     for name, meta in metadata.items():
+        points = selectors.scatter_points(challenge_type=name)
         boards.append(
             {
                 "name": name,
                 "meta": meta,
                 "strategies": selectors.scoring_for_type(challenge_type=name, limit=BOARD_ROWS),
-                "scatter": scatter_svg(
-                    points=selectors.scatter_points(challenge_type=name),
-                    title=f"{name}: security versus utility",
-                ),
+                # A chart only once a game is scored: an empty plot says nothing.
+                "scatter": scatter_svg(points=points, title=f"{name}: security versus utility")
+                if points
+                else "",
             }
         )
     free = [
@@ -81,18 +82,41 @@ def arena_session_page(request: HttpRequest, session_id) -> HttpResponse:
     if session is None:
         raise Http404("No such arena session.")
     viewer = selectors.site_viewer_invite(session=session, account=request.user)
+    names = selectors.session_player_names(session=session)
+    state = selectors.session_json(session)["state"]
+    transcript = [
+        {**message, "from_name": names.get(message["from"], message["from"]),
+         "to_name": names.get(message["to"], message["to"]),
+         "content": _named(message["content"], names)}
+        for message in selectors.transcript(session=session, viewer=viewer)
+    ]  # fmt: skip
     return render(
         request,
         "redblue/arena/session.html",
         {
             "session": session,
-            "state": selectors.session_json(session)["state"],
+            "state": state,
             "meta": selectors.arena_metadata(name=session.challenge_type_id) or {},
+            "viewer_name": names.get(viewer) if viewer else None,
             "viewer": viewer,
-            "others": [code for code in session.players if code != viewer],
-            "transcript": selectors.transcript(session=session, viewer=viewer),
+            "others": [(code, names[code]) for code in session.players if code != viewer],
+            "names": names,
+            "scores": [
+                {"name": names.get(code, f"Player {seat}"), **score}
+                for seat, (code, score) in enumerate(
+                    zip(session.players, state.get("scores") or [], strict=False), start=1
+                )
+            ],
+            "transcript": transcript,
         },
     )
+
+
+def _named(text: str, names: dict[str, str]) -> str:
+    """The operator's text with each seat's invite code replaced by the seat's name."""
+    for code, name in names.items():
+        text = text.replace(code, name)
+    return text
 
 
 @login_required

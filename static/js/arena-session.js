@@ -5,6 +5,14 @@
   if (!list) return;
   const scheme = location.protocol === "https:" ? "wss://" : "ws://";
   const seen = new Set();
+  // Each seat's display name by invite code (never shown itself), from the page.
+  const namesNode = document.getElementById("arena-names");
+  const names = namesNode ? JSON.parse(namesNode.textContent) : {};
+  const nameOf = (code) => names[code] || code;
+  const named = (text) =>
+    Object.keys(names).reduce((out, code) => out.split(code).join(names[code]), text);
+  const statusNode = document.getElementById("arena-status");
+  const endedAtLoad = statusNode && statusNode.textContent.trim() === "ended";
 
   function render(message) {
     const key = message.channel + "#" + message.index;
@@ -15,10 +23,10 @@
     if (message.redacted) item.classList.add("redacted");
     const from = document.createElement("span");
     from.className = "arena-from";
-    from.textContent = message.from + (message.to ? " \u2192 " + message.to : "");
+    from.textContent = nameOf(message.from) + (message.to ? " \u2192 " + nameOf(message.to) : "");
     const content = document.createElement("span");
     content.className = "arena-content";
-    content.textContent = message.redacted ? "(private message)" : message.content;
+    content.textContent = message.redacted ? "(private message)" : named(message.content);
     item.append(from, " ", content);
     list.append(item);
   }
@@ -34,15 +42,9 @@
       frame.messages.forEach(render);
       const status = document.getElementById("arena-status");
       if (status && frame.state) status.textContent = frame.state.status;
-      if (frame.state && frame.state.status === "ended") {
-        const scores = document.getElementById("arena-scores");
-        scores.replaceChildren(
-          ...frame.state.scores.map((score, position) => {
-            const line = document.createElement("p");
-            line.textContent = `Player ${position + 1}: security ${score.security}, utility ${score.utility}`;
-            return line;
-          }),
-        );
+      if (frame.state && frame.state.status === "ended" && !endedAtLoad) {
+        // The end reveals who sat in each seat and the scores: the page draws them.
+        location.reload();
       }
     };
     socket.onclose = () => setTimeout(connect, 3000);

@@ -36,7 +36,10 @@ def test_a_player_opens_joins_and_chats_from_the_browser(arena_auth):
     session = ArenaSession.objects.get()
     home = bob_page.get("/arena/").content.decode()
     assert opened.status_code == 302
-    assert "Open a psi session" in home and 'class="arena-scatter"' in home
+    assert "Start a game of psi" in home
+    # No game scored yet: a line says so instead of an empty chart.
+    assert "No game of this kind has been scored yet." in home
+    assert 'class="arena-scatter"' not in home
     for page, invite in ((alice_page, session.invites[0]), (bob_page, session.invites[1])):
         assert page.post(f"/arena/join/{invite}/").url == f"/arena/{session.pk}/"
 

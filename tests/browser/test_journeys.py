@@ -5,7 +5,9 @@ CSP violation, and its links land.
 (a) a new player signs up, climbs the whole Gandalf tower to its finale, and opens a
 notification from the bell that lands on the right page;
 (c) two players find a red/blue challenge from `/`, play both sides, and Red reads the
-model's reply to the attack.
+model's reply to the attack;
+(d) two players find an arena game from `/`, finish it, and see each other's display names
+(never an invite code or an email).
 """
 
 from io import StringIO
@@ -14,6 +16,7 @@ import pytest
 from django.core.management import call_command
 
 from challenges.models import Challenge
+from players.services import profile_create
 from tests.browser.conftest import DESKTOP, PHONE, log_in_context, offline_context
 from tests.browser.walk import Walker
 from tests.factories import make_end_user, make_player, make_workspace, record_win
@@ -152,4 +155,60 @@ def test_two_players_find_red_vs_blue_play_both_sides_and_red_reads_the_reply(
     assert WEAK_DEFENSE not in red.content()  # an attacker never reads the defence
     assert "nobody on the other side" not in blue.inner_text("#message").lower()
     for page, _ in pages.values():
+        page.context.close()
+
+
+@VIEWPORTS
+def test_two_players_find_an_arena_game_finish_it_and_see_each_others_names(
+    chromium, site, viewport
+):
+    from redblue.arena.services import arena_types_install_all
+
+    arena_types_install_all()
+    players = {}
+    for email, name in (("ann@example.com", "Ann Lovelace"), ("bo@example.com", "Bo Hopper")):
+        account = make_player(email)
+        profile_create(account=account, display_name=name)
+        context = offline_context(chromium, site, viewport=viewport)
+        log_in_context(context, site, account)
+        page = context.new_page()
+        players[name] = (page, Walker(page, site))
+
+    ann, ann_walker = players["Ann Lovelace"]
+    ann.goto(f"{site}/")
+    ann_walker.check()
+    ann.get_by_role("link", name="Open the arena").click()
+    ann.wait_for_url(f"{site}/arena/")
+    ann_walker.check()
+    ann.get_by_role("button", name="Start a game of psi").click()
+    ann.wait_for_url(f"{site}/arena/*/")
+    session_url = ann.url
+    ann.goto(f"{site}/arena/")
+    ann.locator(".arena-sessions li", has_text="psi").get_by_role("button", name="Join").click()
+    ann.wait_for_url(session_url)
+
+    bo, bo_walker = players["Bo Hopper"]
+    bo.goto(f"{site}/arena/")
+    bo_walker.check()
+    bo.locator(".arena-sessions li", has_text="psi").get_by_role("button", name="Join").click()
+    bo.wait_for_url(session_url)
+
+    for page, walker in players.values():
+        walker.check()
+        assert "inv_" not in page.inner_text("main")
+        own_set = page.locator(".arena-content", has_text="Your private set is").inner_text()
+        numbers = own_set.split("{", 1)[1].split("}", 1)[0]
+        page.select_option("select[name=method]", "guess")
+        page.fill("textarea[name=content]", numbers)
+        page.get_by_role("button", name="Send").click()
+        page.wait_for_load_state()
+
+    for page, walker in players.values():
+        page.reload()
+        page.wait_for_selector(".arena-ended")
+        walker.check()
+        main = page.inner_text("main")
+        assert "Ann Lovelace" in main and "Bo Hopper" in main
+        assert "inv_" not in main and "@example.com" not in main
+        assert page.locator("form.arena-send").count() == 0
         page.context.close()
