@@ -121,6 +121,7 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
     )
     list_filter = ("is_active", "evaluator_type", "target", _by_workspace)
     search_fields = ("name", "slug", "goal")
+    actions = ("publish",)
     list_select_related = ("workspace",)
     prepopulated_fields = {"slug": ("name",)}
     # Names as text: a link to the user admin would answer 403 to a creator.
@@ -344,6 +345,24 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                 workspace=form.cleaned_data["workspace"], user=request.user, **fields
             )
         _adopt(saved, obj)
+        if not saved.is_active:
+            messages.info(
+                request,
+                f"“{saved.name}” is a draft: players do not see it until you publish it "
+                "(tick “Is active”, or the “Publish” action on the list).",
+            )
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        # A new challenge starts as a draft, so nothing half-made is published by accident.
+        return {**super().get_changeform_initial_data(request), "is_active": False}
+
+    @admin.action(description="Publish the selected challenges", permissions=["change"])
+    def publish(self, request: HttpRequest, queryset: QuerySet) -> None:
+        published = 0
+        for challenge in queryset.filter(is_active=False):
+            challenge_update(challenge=challenge, user=request.user, is_active=True)
+            published += 1
+        messages.success(request, f"Published {published} challenge{'s' * (published != 1)}.")
 
     def delete_model(self, request: HttpRequest, obj: Challenge) -> None:
         challenge_delete(challenge=obj)

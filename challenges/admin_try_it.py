@@ -14,8 +14,9 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_POST
 
+from challenges.models import Challenge
 from challenges.selectors.challenges import challenge_by_id
-from challenges.services.try_it import TryItPlan, try_it_prepare, try_it_run
+from challenges.services.try_it import TryItPlan, try_it_guess, try_it_prepare, try_it_run
 from core.errors import ApplicationError
 from players.admin import role_in
 
@@ -25,7 +26,7 @@ def _error(message: str, *, code: str, status: int, fields: dict | None = None) 
     return JsonResponse(body, status=status)
 
 
-def _plan_for(request: HttpRequest, object_id: str, prompt: str) -> TryItPlan | JsonResponse:
+def _challenge_for(request: HttpRequest, object_id: str) -> Challenge | JsonResponse:
     user = request.user
     if not (user.is_active and user.is_staff):
         return _error("Log in to the admin first.", code="not_authenticated", status=403)
@@ -36,12 +37,30 @@ def _plan_for(request: HttpRequest, object_id: str, prompt: str) -> TryItPlan | 
     # Another workspace's challenge is as unknown as a missing one.
     if challenge is None or role_in(request, challenge.workspace_id) is None:
         return _error("No such challenge.", code="not_found", status=404)
+    return challenge
+
+
+def _plan_for(request: HttpRequest, object_id: str, prompt: str) -> TryItPlan | JsonResponse:
+    challenge = _challenge_for(request, object_id)
     try:
+        if isinstance(challenge, JsonResponse):
+            return challenge
         return try_it_prepare(challenge=challenge, prompt=prompt)
     except ApplicationError as exc:
         return _error(exc.message, code=exc.code, status=400, fields=exc.fields)
     finally:
         _release_connections()
+
+
+def _guess_for(request: HttpRequest, object_id: str, answer: str) -> JsonResponse:
+    challenge = _challenge_for(request, object_id)
+    if isinstance(challenge, JsonResponse):
+        return challenge
+    try:
+        right = try_it_guess(challenge=challenge, answer=answer)
+    except ApplicationError as exc:
+        return _error(exc.message, code=exc.code, status=400, fields=exc.fields)
+    return JsonResponse({"guess_right": right, "recorded": False})
 
 
 def _release_connections() -> None:
@@ -56,6 +75,8 @@ def _release_connections() -> None:
 @csrf_protect
 @require_POST
 async def challenge_try_it(request: HttpRequest, object_id: str) -> JsonResponse:
+    if "answer" in request.POST:  # guess mode's answer box: no model is called
+        return await sync_to_async(_guess_for)(request, object_id, request.POST["answer"])
     prompt = request.POST.get("prompt", "")
     plan = await sync_to_async(_plan_for)(request, object_id, prompt)
     if isinstance(plan, JsonResponse):

@@ -441,7 +441,8 @@ GUESS_WRONG_FEEDBACK = "That is not the secret. Keep working on the model."
 ANSWER_MAX_CHARS = 500
 
 
-def _guess_matches(answer: str, secret: str | None) -> bool:
+def guess_matches(answer: str, secret: str | None) -> bool:
+    """A guess against the secret, after NFKC + casefold + trim (SPEC §4c)."""
     if not secret:
         return False
     return normalise(answer.strip()) == normalise(secret.strip())
@@ -498,7 +499,7 @@ def attempt_guess(
     _check_rate_limits(challenge=challenge, account=account, ip=ip)
     plan = _play_plan(challenge=challenge, account=account)
     disclosing = _disclosing_prompt(challenge=challenge, end_user=plan.end_user)
-    right = _guess_matches(answer, plan.secret)
+    right = guess_matches(answer, plan.secret)
     verdict = Verdict(
         passed=right, feedback=GUESS_RIGHT_FEEDBACK if right else GUESS_WRONG_FEEDBACK
     )

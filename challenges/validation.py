@@ -108,6 +108,19 @@ def target_config_errors(target: Any, target_config: Any) -> list[str]:
     return [f"'base_url': {refusal}"] if refusal else []
 
 
+def _guard_hides_the_win(data: dict[str, Any], *, evaluator_type: str, pattern: str) -> bool:
+    defences = data.get("defences") or []
+    guarded = isinstance(defences, list) and any(
+        isinstance(layer, dict) and layer.get("type") == "output_guard" for layer in defences
+    )
+    return (
+        guarded
+        and data.get("answer_mode", "output") == "output"
+        and evaluator_type == "rules"
+        and bool(SECRET_PLACEHOLDER.search(pattern))
+    )
+
+
 def challenge_errors(
     data: dict[str, Any],
     *,
@@ -177,6 +190,14 @@ def challenge_errors(
         add("answer_mode", "Guess mode compares the answer with a secret: name one.")
     for message in defence_errors(data.get("defences") or []):
         add("defences", message)
+    if _guard_hides_the_win(data, evaluator_type=evaluator_type, pattern=pattern):
+        add(
+            "defences",
+            "This challenge can never be won: the output guard stops every reply that holds "
+            "the secret, and the success pattern needs the secret in the reply. Use guess "
+            "mode (the player types the secret they worked out), or a pattern without "
+            "{{secret}}.",
+        )
     mask = data.get("mask_variables") or []
     if not (isinstance(mask, list) and all(isinstance(item, str) for item in mask)):
         add("mask_variables", "Must be a list of variable names.")

@@ -11,7 +11,13 @@ import time
 from dataclasses import dataclass
 
 from challenges.models import Challenge
-from challenges.play import PROMPT_MAX_CHARS, target_config_for
+from challenges.play import (
+    ANSWER_MAX_CHARS,
+    GUESS_MODE_FEEDBACK,
+    PROMPT_MAX_CHARS,
+    guess_matches,
+    target_config_for,
+)
 from challenges.services.defences import input_defence_fired, output_defence_fired_async
 from challenges.services.evaluation import challenge_evaluate_async
 from challenges.services.secrets import fill_secret, player_secret, secret_value_for
@@ -43,6 +49,23 @@ class TryItResult:
     error: str = ""
 
 
+def _try_it_secret(challenge: Challenge) -> str | None:
+    if challenge.secret_per_player:
+        return player_secret(challenge=challenge, player_key=TRY_IT_USER)
+    return secret_value_for(challenge=challenge)
+
+
+def try_it_guess(*, challenge: Challenge, answer: str) -> bool:
+    """Whether a guess-mode answer would solve the challenge (nothing recorded)."""
+    if challenge.answer_mode != Challenge.AnswerMode.GUESS:
+        raise ApplicationError("This challenge judges the model's reply; it has no answer box.")
+    if not answer.strip() or len(answer) > ANSWER_MAX_CHARS:
+        raise ApplicationError(
+            "Type a guess first.", fields={"answer": [f"1 to {ANSWER_MAX_CHARS} characters."]}
+        )
+    return guess_matches(answer, _try_it_secret(challenge))
+
+
 def try_it_prepare(*, challenge: Challenge, prompt: str) -> TryItPlan:
     if not prompt or not prompt.strip():
         raise ApplicationError("Write a prompt first.", fields={"prompt": ["Required."]})
@@ -51,9 +74,7 @@ def try_it_prepare(*, challenge: Challenge, prompt: str) -> TryItPlan:
             f"A prompt is at most {PROMPT_MAX_CHARS} characters.",
             fields={"prompt": [f"At most {PROMPT_MAX_CHARS} characters."]},
         )
-    secret = secret_value_for(challenge=challenge)
-    if challenge.secret_per_player:
-        secret = player_secret(challenge=challenge, player_key=TRY_IT_USER)
+    secret = _try_it_secret(challenge)
     return TryItPlan(
         challenge=challenge,
         secret=secret,
@@ -101,6 +122,11 @@ async def try_it_run(*, plan: TryItPlan, prompt: str) -> TryItResult:
     fired = await _defence_fired(plan=plan, prompt=prompt, reply=reply.text)
     if fired:
         return TryItResult(reply.text, fired, False, None, "", reply.tokens_total, reply.elapsed_ms)
+    if plan.challenge.answer_mode == Challenge.AnswerMode.GUESS:
+        # As for a player: the reply stands unjudged; the guess box decides.
+        return TryItResult(
+            reply.text, None, False, None, GUESS_MODE_FEEDBACK, reply.tokens_total, reply.elapsed_ms
+        )
     try:
         verdict = await challenge_evaluate_async(
             challenge=plan.challenge, secret=plan.secret, output=reply.text, prompt=prompt

@@ -22,6 +22,30 @@
     var button = document.getElementById("try-run");
     var status = document.getElementById("try-status");
 
+    var guessButton = document.getElementById("try-guess");
+    if (guessButton) {
+      guessButton.addEventListener("click", function () {
+        var body = new FormData();
+        body.append("answer", document.getElementById("try-answer").value);
+        body.append("csrfmiddlewaretoken", csrfToken());
+        var guessStatus = document.getElementById("try-guess-status");
+        fetch(box.getAttribute("data-url"), {
+          method: "POST",
+          body: body,
+          credentials: "same-origin",
+          headers: { "X-CSRFToken": csrfToken(), Accept: "application/json" },
+        })
+          .then(function (response) { return response.json(); })
+          .then(function (data) {
+            if (data.error) { guessStatus.textContent = data.error.message; return; }
+            guessStatus.textContent = data.guess_right
+              ? "Right: this guess would solve the challenge. Nothing was recorded."
+              : "Wrong: this guess would not solve it. Nothing was recorded.";
+          })
+          .catch(function () { guessStatus.textContent = "The server did not answer; try again."; });
+      });
+    }
+
     button.addEventListener("click", function () {
       var body = new FormData();
       body.append("prompt", document.getElementById("try-prompt").value);
@@ -45,7 +69,7 @@
           }
           status.textContent = data.error || "Nothing was recorded.";
           document.getElementById("try-result").hidden = false;
-          show("try-verdict", data.error ? "no verdict" : data.passed ? "Passed: the challenge would be solved" : "Failed: the defence held");
+          show("try-verdict", data.error ? "no verdict" : data.passed ? "Passed: the challenge would be solved" : data.defence_fired ? "Failed: the defence held" : (data.feedback || "Failed"));
           show("try-defence", data.defence_fired || "none");
           show("try-rating", data.rating === null ? "–" : String(data.rating));
           show("try-feedback", data.feedback || "–");

@@ -126,7 +126,9 @@ def encoded_vault(workspace, fake_openai):
 
 @pytest.mark.django_db
 def test_the_output_guard_catches_base64_of_the_answer_sentence(encoded_vault, creator_api):
-    challenge = encoded_vault(defences=[{"type": "output_guard", "message": "I caught myself."}])
+    challenge = encoded_vault(
+        answer_mode="guess", defences=[{"type": "output_guard", "message": "I caught myself."}]
+    )
 
     body = (
         client_for(make_player())
