@@ -24,6 +24,7 @@ from django.utils.html import format_html
 from django.utils.timesince import timesince
 
 from challenges.admin_forms import (
+    DEFENCE_EDITOR_FIELDS,
     AdminEmailLoginForm,
     BridgeKeyAdminForm,
     ChallengeAdminForm,
@@ -245,7 +246,12 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                     "Per-player secrets give each player their own {{secret}}, derived on the "
                     "server: a word from your list plus an 8-character suffix, or a "
                     "12-character token when the list is empty.",
-                    "fields": ("answer_mode", "secret_per_player", "secret_words", "defences"),
+                    "fields": (
+                        "answer_mode",
+                        "secret_per_player",
+                        "secret_words",
+                        *DEFENCE_EDITOR_FIELDS,
+                    ),
                 },
             ),
             (

@@ -31,7 +31,6 @@ _JSON_EMPTY: dict[str, Any] = {
     "evaluator_config": dict,
     "scoring_config": dict,
     "mask_variables": list,
-    "defences": list,
 }
 
 
@@ -68,6 +67,18 @@ class ExplainedJSONField(forms.JSONField):
         return converted
 
 
+class LinesField(forms.CharField):
+    """Words or phrases typed one a line, cleaned into a list (stored as a JSON list)."""
+
+    widget = forms.Textarea(attrs={"rows": 4, "cols": 60})
+
+    def prepare_value(self, value: Any) -> Any:
+        return "\n".join(str(item) for item in value) if isinstance(value, list) else value
+
+    def to_python(self, value: Any) -> list[str]:
+        return [line.strip() for line in str(value or "").splitlines() if line.strip()]
+
+
 _SECRET_NAME = RegexValidator(
     re.compile(r"^[A-Za-z0-9_.-]{1,100}$"), "Use 1–100 letters, digits, '_', '-' or '.'."
 )
@@ -102,6 +113,25 @@ CHALLENGE_HELP = {
 }
 
 
+# Each layer kind the form edits and the keys of it typed in (SPEC §4c `defences`).
+DEFENCE_EDITOR = {
+    "input_filter": ("terms", "pattern", "message"),
+    "output_guard": ("message",),
+    "llm_check": ("message",),
+}
+DEFENCE_EDITOR_FIELDS = (
+    "input_filter_on",
+    "input_filter_terms",
+    "input_filter_pattern",
+    "input_filter_message",
+    "output_guard_on",
+    "output_guard_message",
+    "llm_check_on",
+    "llm_check_message",
+    "llm_check_judge_model",
+)
+
+
 class ChallengeAdminForm(forms.ModelForm):
     # Set by the ModelAdmin for each request: the workspaces the creator may write to.
     writable_workspaces: QuerySet | None = None
@@ -111,18 +141,44 @@ class ChallengeAdminForm(forms.ModelForm):
     evaluator_config = ExplainedJSONField(required=False, widget=_JSON_WIDGET)
     scoring_config = ExplainedJSONField(required=False, widget=_JSON_WIDGET)
     mask_variables = ExplainedJSONField(required=False, widget=_JSON_WIDGET, expected=list)
-    defences = ExplainedJSONField(
+    # The defence layers, one small editor each (SPEC §4c); the console API takes any list.
+    input_filter_on = forms.BooleanField(
         required=False,
-        widget=_JSON_WIDGET,
-        expected=list,
-        label="Defence layers",
-        help_text='In order, e.g. [{"type": "input_filter", "terms": ["password"], '
-        '"message": "I may not discuss that."}, {"type": "output_guard", "message": '
-        '"I nearly said it!"}, {"type": "llm_check", "message": "My reviewer stopped me."}]. '
-        "input_filter takes 'terms' or an RE2 'pattern'; output_guard catches the secret "
-        "plain, spaced, dashed, reversed, in any case or base64; llm_check asks a judge "
-        "(optional 'judge_config') and refuses when the judge cannot answer. A layer that "
-        "fires refuses with its message and the attempt fails.",
+        label="Input filter",
+        help_text="Refuse a prompt before the model sees it when it holds one of the terms "
+        "(or matches the pattern).",
+    )
+    input_filter_terms = LinesField(
+        required=False, label="Terms", help_text="One word or phrase a line, any case."
+    )
+    input_filter_pattern = forms.CharField(
+        required=False, label="Or a pattern", help_text="An RE2 regular expression."
+    )
+    input_filter_message = forms.CharField(
+        required=False, label="What the filter says", help_text="Shown instead of a reply."
+    )
+    output_guard_on = forms.BooleanField(
+        required=False,
+        label="Output guard",
+        help_text="Stop a reply that holds the secret plain, spaced, dashed, reversed, in any "
+        "case or in base64. With it on, only guess mode can be won.",
+    )
+    output_guard_message = forms.CharField(
+        required=False, label="What the guard says", help_text="Shown instead of the reply."
+    )
+    llm_check_on = forms.BooleanField(
+        required=False,
+        label="Reviewer (LLM check)",
+        help_text="A judge model reads each reply and stops one that gives the secret away; a "
+        "judge that cannot answer counts as a catch.",
+    )
+    llm_check_message = forms.CharField(
+        required=False, label="What the reviewer says", help_text="Shown instead of the reply."
+    )
+    llm_check_judge_model = forms.CharField(
+        required=False,
+        label="Reviewer model",
+        help_text="provider/model, e.g. openai/gpt-4o-mini; blank for the offline reviewer.",
     )
 
     new_secret_name = forms.CharField(
@@ -178,7 +234,10 @@ class ChallengeAdminForm(forms.ModelForm):
 
     class Meta:
         model = Challenge
-        fields = ("workspace", *(name for name in CHALLENGE_FIELDS if name != "judge_config"))
+        fields = (
+            "workspace",
+            *(name for name in CHALLENGE_FIELDS if name not in ("judge_config", "defences")),
+        )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -199,6 +258,36 @@ class ChallengeAdminForm(forms.ModelForm):
         for name, help_text in CHALLENGE_HELP.items():
             if name in self.fields:
                 self.fields[name].help_text = help_text
+        self._show_defences(self.instance.defences or [])
+
+    def _show_defences(self, layers: list) -> None:
+        """The stored layers in the editor: the first of each kind."""
+        for layer in reversed([item for item in layers if isinstance(item, dict)]):
+            kind = layer.get("type")
+            if f"{kind}_on" not in self.fields:
+                continue
+            self.fields[f"{kind}_on"].initial = True
+            for key in ("terms", "pattern", "message"):
+                if f"{kind}_{key}" in self.fields and key in layer:
+                    self.fields[f"{kind}_{key}"].initial = layer[key]
+            model = (layer.get("judge_config") or {}).get("judge_model")
+            if kind == "llm_check" and model:
+                self.fields["llm_check_judge_model"].initial = model
+
+    def defences(self) -> list[dict[str, Any]]:
+        """The layers the editor describes, in the order they run."""
+        cleaned, layers = self.cleaned_data, []
+        for kind, keys in DEFENCE_EDITOR.items():
+            if not cleaned.get(f"{kind}_on"):
+                continue
+            layer: dict[str, Any] = {"type": kind}
+            for key in keys:
+                if cleaned.get(f"{kind}_{key}"):
+                    layer[key] = cleaned[f"{kind}_{key}"]
+            if kind == "llm_check" and cleaned.get("llm_check_judge_model"):
+                layer["judge_config"] = {"judge_model": cleaned["llm_check_judge_model"]}
+            layers.append(layer)
+        return layers
 
     def clean_answer_mode(self) -> str:
         return self.cleaned_data.get("answer_mode") or Challenge.AnswerMode.OUTPUT
@@ -233,6 +322,7 @@ class ChallengeAdminForm(forms.ModelForm):
             if name in cleaned and cleaned[name] is None:
                 cleaned[name] = empty()
         cleaned["judge_config"] = self.judge_config()
+        cleaned["defences"] = self.defences()
         workspace_id = self._workspace_id()
         if workspace_id is None:
             return cleaned
@@ -277,6 +367,11 @@ class ChallengeAdminForm(forms.ModelForm):
         secrets[name] = value
 
     def _add_challenge_error(self, field: str, message: str) -> None:
+        if field == "defences":
+            field = next(
+                (f"{kind}_on" for kind in DEFENCE_EDITOR if self.cleaned_data.get(f"{kind}_on")),
+                "input_filter_on",
+            )
         if field == "judge_config":
             for form_field, key in JUDGE_FIELDS.items():
                 if f"'{key}'" in message:

@@ -1,7 +1,9 @@
 """Admin: the creators' event feed and their workspaces' webhook endpoints."""
 
+from django import forms
 from django.contrib import admin, messages
 from django.http import HttpRequest
+from django.utils.html import format_html
 
 from notifications.models import Event, WebhookDelivery, WebhookEndpoint
 from notifications.services import (
@@ -9,6 +11,7 @@ from notifications.services import (
     webhook_endpoint_update,
     webhook_test_send,
 )
+from notifications.subjects import event_subjects
 from players.admin import WorkspaceScopedAdmin
 from players.selectors import workspaces_for_user
 
@@ -16,7 +19,7 @@ from players.selectors import workspaces_for_user
 @admin.register(Event)
 class EventAdmin(WorkspaceScopedAdmin):
     read_only = True
-    list_display = ["type", "workspace", "subject_id", "occurred_at"]
+    list_display = ["type", "about", "workspace", "occurred_at"]
     list_filter = ["type"]
     fields = ["type", "workspace", "subject_id", "payload", "occurred_at", "dispatched_at"]
     readonly_fields = fields
@@ -24,6 +27,21 @@ class EventAdmin(WorkspaceScopedAdmin):
 
     def get_queryset(self, request: HttpRequest):
         return super().get_queryset(request).exclude(type=Event.Type.WEBHOOK_TEST)
+
+    def get_changelist_instance(self, request: HttpRequest):
+        # The page's events named and linked with one lookup per kind of subject.
+        changelist = super().get_changelist_instance(request)
+        subjects = event_subjects(changelist.result_list)
+        for event in changelist.result_list:
+            event.named_subject = subjects.get(event.id)
+        return changelist
+
+    @admin.display(description="About")
+    def about(self, event: Event) -> str:
+        subject = getattr(event, "named_subject", None)
+        if subject is None:
+            return event.subject_id
+        return format_html('<a href="{}">{}</a>', subject.path, subject.name)
 
 
 class WebhookDeliveryInline(admin.TabularInline):
@@ -41,8 +59,23 @@ class WebhookDeliveryInline(admin.TabularInline):
         return False
 
 
+class WebhookEndpointForm(forms.ModelForm):
+    events = forms.MultipleChoiceField(
+        choices=[(value, label) for value, label in Event.Type.choices if value != "webhook_test"],
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        label="Event types",
+        help_text="Tick the events to deliver; none ticked delivers every event.",
+    )
+
+    class Meta:
+        model = WebhookEndpoint
+        fields = ["workspace", "url", "events", "active"]
+
+
 @admin.register(WebhookEndpoint)
 class WebhookEndpointAdmin(WorkspaceScopedAdmin):
+    form = WebhookEndpointForm
     list_display = ["url", "workspace", "active", "disabled_reason", "created_at"]
     fields = ["workspace", "url", "events", "active", "disabled_reason"]
     readonly_fields = ["disabled_reason"]

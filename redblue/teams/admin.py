@@ -6,6 +6,7 @@ import json
 from django import forms
 from django.contrib import admin
 
+from challenges.admin_forms import LinesField
 from judging.category_judge import DEFAULT_SUITE, suite_errors
 from players.admin import WorkspaceScopedAdmin
 from redblue.models import RedBlueChallenge, TeamPairing, TeamSubmission
@@ -48,8 +49,30 @@ class SuiteField(forms.CharField):
         return suite
 
 
+POLICY_WORDS = {
+    "latest_best": "the newest untested one first, else the one with the best points per pairing",
+    "random_active": "any current one, at random",
+    "round_robin": "the one paired longest ago, so every one gets its turn",
+    "request_new_if_none": "the newest one this player has not faced yet; when none is left, "
+    "the other side is asked for a new one",
+}
+
+
+def _policy_help(picks: str) -> str:
+    return (
+        f"How the {picks} is picked: "
+        + "; ".join(f"{name.replace('_', ' ')}: {words}" for name, words in POLICY_WORDS.items())
+        + ". When the other side never submitted, the submission waits for one."
+    )
+
+
 class RedBlueChallengeForm(forms.ModelForm):
     judge_suite = SuiteField(required=False, help_text=SUITE_HELP)
+    banned_terms = LinesField(
+        required=False,
+        label="Banned terms",
+        help_text="One word or phrase a line; a submission containing any of them is refused.",
+    )
 
     class Meta:
         model = RedBlueChallenge
@@ -58,6 +81,17 @@ class RedBlueChallengeForm(forms.ModelForm):
             for field in RedBlueChallenge._meta.get_fields()
             if field.concrete and field.editable and field.name not in ("created_by", "updated_by")
         ]
+        # One spelling, "defence", on every page a creator or player reads.
+        labels = {
+            "defense_selection_policy": "Defence picked for a new attack",
+            "attack_selection_policy": "Attack picked for a new defence",
+            "sample_defense": "Sample defence",
+        }
+        help_texts = {
+            "defense_selection_policy": _policy_help("defence met by a new attack"),
+            "attack_selection_policy": _policy_help("attack met by a new defence"),
+            "sample_defense": "The defence Red players test their attacks against (never scored).",
+        }
 
     def _post_clean(self):
         # Once the instance holds the form's values: the same rules as the console API.

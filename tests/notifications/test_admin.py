@@ -27,9 +27,10 @@ def test_it_lists_the_workspaces_events_and_hides_other_workspaces(creator, outs
     )
     own = _admin(creator).get("/admin/notifications/event/")
     assert own.status_code == 200
-    assert str(challenge.id) in own.content.decode()
+    # Named and linked, not a bare id.
+    assert f'<a href="/challenges/{challenge.slug}/">Vault</a>' in own.content.decode()
     other = _admin(outsider).get("/admin/notifications/event/")
-    assert str(challenge.id) not in other.content.decode()
+    assert f"/challenges/{challenge.slug}/" not in other.content.decode()
 
 
 # The test machine resolves no public names; the allow-list skips the lookup.
@@ -41,7 +42,7 @@ def test_adding_an_endpoint_shows_its_secret_once(creator, workspace):
         {
             "workspace": workspace.pk,
             "url": "https://example.com/hook",
-            "events": '["challenge_first_blood"]',
+            "events": ["challenge_first_blood"],  # a ticked box
             "active": "on",
             "deliveries-TOTAL_FORMS": "0",
             "deliveries-INITIAL_FORMS": "0",
@@ -53,6 +54,7 @@ def test_adding_an_endpoint_shows_its_secret_once(creator, workspace):
     assert endpoint.secret in response.content.decode()
     page = client.get(f"/admin/notifications/webhookendpoint/{endpoint.pk}/change/")
     assert endpoint.secret not in page.content.decode()
+    assert 'type="checkbox" name="events" value="challenge_first_blood"' in page.content.decode()
 
 
 @override_settings(EGRESS_ALLOW_HOSTS=["example.com"])
