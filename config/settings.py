@@ -35,7 +35,7 @@ SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000")
 
 INSTALLED_APPS = [
     "daphne",
-    "django.contrib.admin",
+    "config.admin_apps.PlatformAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

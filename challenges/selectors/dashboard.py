@@ -1,0 +1,77 @@
+"""The creator dashboard at /admin/ (SPEC §5 Pages): what is happening in the creator's
+workspaces, in a handful of queries whatever their size."""
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import F
+
+from challenges.models import Challenge, LeaderboardEntry
+from challenges.selectors.challenge_stats import challenges_with_play_stats
+from notifications.models import Event
+from notifications.subjects import EventSubject, event_headline, event_subjects
+from players.selectors import workspaces_for_user
+
+ROWS = 10
+
+
+@dataclass(frozen=True)
+class Solve:
+    challenge: Challenge
+    player: str
+    at: datetime
+
+
+@dataclass(frozen=True)
+class FeedItem:
+    headline: str
+    subject: EventSubject | None
+    at: datetime
+    first_blood: bool
+
+
+@dataclass(frozen=True)
+class Dashboard:
+    challenges: list[Challenge]  # with play stats, most recently played first
+    recent_solves: list[Solve]
+    first_bloods: list[FeedItem]
+    feed: list[FeedItem]
+
+
+def creator_dashboard(*, user: AbstractBaseUser) -> Dashboard:
+    workspaces = workspaces_for_user(user=user)
+    challenges = challenges_with_play_stats(
+        Challenge.objects.filter(workspace__in=workspaces)
+    ).order_by(F("last_attempt_at").desc(nulls_last=True), "-created_at")[:ROWS]
+    solves = (
+        LeaderboardEntry.objects.filter(challenge__workspace__in=workspaces)
+        .select_related("challenge", "end_user")
+        .order_by("-first_succeeded_at")[:ROWS]
+    )
+    events = list(
+        Event.objects.filter(workspace__in=workspaces)
+        .exclude(type=Event.Type.WEBHOOK_TEST)
+        .order_by("-occurred_at")[: ROWS * 2]
+    )
+    subjects = event_subjects(events)
+    feed = [_feed_item(event, subjects.get(event.id)) for event in events]
+    return Dashboard(
+        challenges=list(challenges),
+        recent_solves=[
+            Solve(entry.challenge, entry.end_user.public_name, entry.first_succeeded_at)
+            for entry in solves
+        ],
+        first_bloods=[item for item in feed if item.first_blood][:ROWS],
+        feed=feed[:ROWS],
+    )
+
+
+def _feed_item(event: Any, subject: EventSubject | None) -> FeedItem:
+    return FeedItem(
+        headline=event_headline(event, subject),
+        subject=subject,
+        at=event.occurred_at,
+        first_blood=event.type == Event.Type.CHALLENGE_FIRST_BLOOD,
+    )
