@@ -13,6 +13,7 @@ reconnecting backs off for up to minutes.
 import asyncio
 import logging
 import weakref
+from typing import Any
 
 import psycopg
 from django.conf import settings
@@ -66,15 +67,48 @@ async def pg_pool():
             min_size=1,
             max_size=settings.LANE_DB_POOL_SIZE,
             kwargs={"autocommit": True},
-            # A connection the server closed (a restart) is replaced before it is lent,
-            # so no statement is sent on one that died while idle.
-            check=AsyncConnectionPool.check_connection,
             timeout=PG_WAIT_SECONDS,
             open=False,
         )
         _pg_pools[loop] = pool
         await pool.open()
     return pool
+
+
+async def pg_fetch(query: str, parameters: Any) -> list[tuple]:
+    """The rows of one statement, in autocommit, on this loop's pool.
+
+    A restart closes every pooled connection: a statement whose connection turns out to
+    have died is sent once more, after the pool has checked its idle ones (psycopg_pool's
+    own check waits a backoff between dead connections). So send only statements that are
+    safe to send twice.
+    """
+    postgres_refuse_while_down()
+    try:
+        return await _fetch_once_more_on_a_dead_connection(query, parameters)
+    except psycopg.Error as error:
+        # Found here, so work queued behind this statement fails fast too.
+        if postgres_unreachable(error):
+            postgres_outage_begins()
+        raise
+
+
+async def _fetch_once_more_on_a_dead_connection(query: str, parameters: Any) -> list[tuple]:
+    pool = await pg_pool()
+    async with pool.connection() as connection:
+        try:
+            return await _rows(connection, query, parameters)
+        except psycopg.OperationalError:
+            if not connection.broken:
+                raise
+    await pool.check()
+    async with pool.connection() as connection:
+        return await _rows(connection, query, parameters)
+
+
+async def _rows(connection, query: str, parameters: Any) -> list[tuple]:
+    cursor = await connection.execute(query, parameters)
+    return await cursor.fetchall()
 
 
 def redis_client():
@@ -113,6 +147,19 @@ def postgres_unreachable(error: BaseException) -> bool:
     return False
 
 
+def postgres_connection_died(error: BaseException) -> bool:
+    """Whether `error` is PostgreSQL out of reach on a connection already lent (a restart
+    closes them all), not a wait for one that timed out."""
+    from psycopg_pool import PoolClosed, PoolTimeout, TooManyRequests
+
+    cause = error
+    while cause is not None and not isinstance(cause, psycopg.Error):
+        cause = cause.__cause__
+    return postgres_unreachable(error) and not isinstance(
+        cause, PoolTimeout | PoolClosed | TooManyRequests
+    )
+
+
 def postgres_unavailable() -> ApplicationError:
     return ApplicationError(
         "The database is out of reach for a moment; try again shortly.",
@@ -124,6 +171,13 @@ def postgres_unavailable() -> ApplicationError:
 
 def postgres_known_down() -> bool:
     return asyncio.get_running_loop() in _pg_outages
+
+
+def postgres_refuse_while_down() -> None:
+    """Fail at once, as PostgreSQL out of reach, while it is known to be: work already
+    under way when the outage was found does not wait for a connection either."""
+    if postgres_known_down():
+        raise psycopg.OperationalError("PostgreSQL is out of reach; a probe waits for it")
 
 
 def postgres_outage_begins() -> None:

@@ -12,6 +12,9 @@ cases keep exactly one implementation.
 
 Key, challenge and player are looked up once per process and kept; the recording
 statement re-checks all of them, and a mismatch drops the cache and hands the call on.
+PostgreSQL out of reach is a 503 with Retry-After, at once while it is known to be
+(core/aio_clients.py); a failed write keeps the caches. Redis out of reach hands the
+call to Django, whose path decides what a Redis outage means.
 """
 
 import logging
@@ -22,6 +25,7 @@ from typing import Any
 import orjson
 import psycopg
 from django.conf import settings
+from django.db import DatabaseError, connections
 from redis.exceptions import RedisError
 
 from challenges.bridge import recording, services
@@ -34,9 +38,11 @@ from challenges.services.attempts import attempt_build
 from challenges.services.evaluation import challenge_evaluate_async
 from challenges.services.secrets import player_secret
 from core.aio_clients import (
+    postgres_connection_died,
     postgres_in_use,
     postgres_known_down,
     postgres_outage_begins,
+    postgres_refuse_while_down,
     postgres_unavailable,
     postgres_unreachable,
     redis_client,
@@ -175,11 +181,35 @@ def call_parse(body: bytes) -> _Call | None:
     )
 
 
+async def _orm(function, /, *args, **kwargs):
+    """run_orm_apart for work safe to run twice, run once more when the connection Django's
+    pool lent had died (a restart closes them all), after the pool checked its idle ones."""
+    postgres_refuse_while_down()
+    try:
+        try:
+            return await run_orm_apart(function, *args, **kwargs)
+        except DatabaseError as error:
+            if not postgres_connection_died(error):
+                raise
+        await run_orm_apart(_django_pool_check)
+        return await run_orm_apart(function, *args, **kwargs)
+    except DatabaseError as error:
+        if postgres_unreachable(error):
+            postgres_outage_begins()
+        raise
+
+
+def _django_pool_check() -> None:
+    pool = connections["default"].pool
+    if pool is not None:
+        pool.check()
+
+
 async def _key(raw: str) -> BridgeKey | None:
     hashed = key_hash(raw)
     if hashed in _keys:
         return _keys[hashed]
-    key = await run_orm_apart(key_for_bearer, raw)
+    key = await _orm(key_for_bearer, raw)
     return _keys.remember(hashed, key) if key is not None else None
 
 
@@ -206,7 +236,7 @@ async def _challenge(*, workspace_id, ref: str) -> _Challenge | None:
     cache_key = (workspace_id, ref)
     if cache_key in _challenges:
         return _challenges[cache_key]
-    found = await run_orm_apart(_challenge_load, workspace_id=workspace_id, ref=ref)
+    found = await _orm(_challenge_load, workspace_id=workspace_id, ref=ref)
     return _challenges.remember(cache_key, found) if found is not None else None
 
 
@@ -224,7 +254,7 @@ async def _player(*, workspace, external_id: str) -> _Player:
         return _players[cache_key]
     row = await recording.player_row(workspace_id=workspace.id, external_id=external_id)
     if row is None:  # a new player: created as Django's path creates one
-        found = await run_orm_apart(_player_load, workspace=workspace, external_id=external_id)
+        found = await _orm(_player_load, workspace=workspace, external_id=external_id)
         return _players.remember(cache_key, found)
     identity_id, linked_to_id, player_id, player_external_id, account_id = row
     # Only what recording reads (id, workspace, external id, account); never saved.
@@ -275,7 +305,6 @@ async def challenge_evaluator_lane(request: LaneRequest, send) -> bool:
     except Exception as error:
         if not postgres_unreachable(error):
             raise
-        postgres_outage_begins()
     # Nothing was recorded: the caller's retry (Dify's HTTP node retries) is recorded once.
     await _respond_error(request, send, postgres_unavailable())
     return True
@@ -420,7 +449,8 @@ async def _evaluate_and_record(
         )
         return services.BridgeAnswer(stored, replayed=True) if stored is not None else None
     if outcome is recording.Outcome.BOARD_CHANGED:
-        return await run_orm_apart(
+        # Safe to run twice: a delivery already stored is replayed.
+        return await _orm(
             services.evaluation_finish,
             plan=services.EvaluationPlan(
                 challenge=challenge,
