@@ -468,3 +468,27 @@ def test_repeated_header_lines_are_read_as_django_reads_them(
         )
 
     assert outcome() == through_django(settings, outcome)
+
+
+def test_the_proxys_scheme_header_outranks_the_connections_as_for_django(
+    https_only, challenge, raw_key, settings
+):
+    lane = https_only
+    lane.credentials()
+    lines = [("authorization", f"Bearer {raw_key}"), ("x-forwarded-proto", "http")]
+
+    def outcome():
+        attempts = ChallengeAttempt.objects.count()
+        response = lane.post(
+            "https://testserver" + EVALUATOR,
+            call(challenge),
+            content_type="text/plain",
+            header_lines=lines,
+        )
+        return (
+            response.status_code,
+            response.has_header("strict-transport-security"),
+            ChallengeAttempt.objects.count() - attempts,
+        )
+
+    assert outcome() == through_django(settings, outcome)
