@@ -24,6 +24,16 @@ ASGIApp = Callable[[dict, Callable, Callable], Awaitable[None]]
 lane_counts: Counter = Counter()
 
 
+def headers_as_django_reads(raw: list[tuple[bytes, bytes]]) -> dict[bytes, bytes]:
+    """The request's headers as ASGIRequest puts them in META: the values of a repeated
+    name joined with commas (a `Host` sent twice is then no allowed host, two
+    `Authorization` lines no key), so a lane decides on exactly what Django would."""
+    headers: dict[bytes, bytes] = {}
+    for name, value in raw:
+        headers[name] = headers[name] + b"," + value if name in headers else value
+    return headers
+
+
 @dataclass
 class LaneRequest:
     """What a lane reads of an ASGI request; `body` is read at most once."""
@@ -63,13 +73,14 @@ def _security_headers() -> tuple[tuple[bytes, bytes], ...]:
 
 
 def _is_secure(request: LaneRequest) -> bool:
-    if request.scope.get("scheme") in ("https", "wss"):
-        return True
+    """HttpRequest.scheme's answer: the proxy's header, when sent, over the connection's."""
     proxy = settings.SECURE_PROXY_SSL_HEADER
     if proxy:
         name = proxy[0].removeprefix("HTTP_").lower().replace("_", "-").encode()
-        return request.headers.get(name, b"").decode("latin-1") == proxy[1]
-    return False
+        if name in request.headers:
+            first, *_ = request.header(name).split(",", 1)
+            return first.strip() == proxy[1]
+    return request.scope.get("scheme") in ("https", "wss")
 
 
 def _hsts_header() -> tuple[bytes, bytes] | None:
@@ -85,7 +96,10 @@ def _hsts_header() -> tuple[bytes, bytes] | None:
 
 def lane_may_answer(request: LaneRequest) -> bool:
     """Whether Django would serve this request as it is (host allowed, no HTTPS redirect)."""
-    host = request.header(b"host")
+    if settings.USE_X_FORWARDED_HOST and b"x-forwarded-host" in request.headers:
+        host = request.header(b"x-forwarded-host")
+    else:
+        host = request.header(b"host")
     domain, _ = split_domain_port(host)
     allowed = settings.ALLOWED_HOSTS
     if settings.DEBUG and not allowed:
@@ -183,7 +197,9 @@ class Lane:
         if handler is None:
             await self.django_app(scope, receive, send)
             return
-        request = LaneRequest(scope=scope, receive=receive, headers=dict(scope["headers"]))
+        request = LaneRequest(
+            scope=scope, receive=receive, headers=headers_as_django_reads(scope["headers"])
+        )
         answered = lane_may_answer(request) and await handler(request, send)
         lane_counts[f"{handler.__name__}:{'answered' if answered else 'handed_on'}"] += 1
         if not answered:

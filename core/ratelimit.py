@@ -21,7 +21,7 @@ __all__ = [
     "rate_limit_hit",
     "RateCount",
     "RateLimit",
-    "rate_count_undo_async",
+    "rate_counts_undo_async",
     "rate_limits_count_async",
 ]
 
@@ -127,26 +127,49 @@ class RateCount:
             )
 
 
+# Counts one hit on each limit in turn and stops at the first one over, as Django's path
+# calls rate_limit_hit limit after limit: a hit one limit refused costs nothing on the next.
+_COUNT_IN_TURN = """
+local counts = {}
+for i, hit_key in ipairs(KEYS) do
+    local count = redis.call('INCR', hit_key)
+    redis.call('EXPIRE', hit_key, ARGV[2 * i], 'NX')
+    counts[i] = count
+    local limit = tonumber(ARGV[2 * i - 1])
+    if limit > 0 and count > limit then
+        break
+    end
+end
+return counts
+"""
+
+
 async def rate_limits_count_async(redis_client, limits: list[RateLimit]) -> list[RateCount]:
-    """Count one hit on each limit (`rate_limit_hit`'s counters) in one Redis round trip."""
-    pipe = redis_client.pipeline(transaction=False)
+    """Count one hit on each limit in turn (`rate_limit_hit`'s counters), in one Redis round
+    trip, up to the first limit the hit is over: the counts of the limits it reached."""
     windows = []
     for limit in limits:
         now, window_start = _window(limit.window_seconds)
         hit_key = _hit_key(scope=limit.scope, key=limit.key, window_start=window_start)
-        pipe.incr(hit_key)
-        pipe.expire(hit_key, limit.window_seconds + 5, nx=True)
         windows.append((now, window_start, hit_key))
-    replies = await pipe.execute()
+    arguments = [value for limit in limits for value in (limit.limit, limit.window_seconds + 5)]
+    replies = await redis_client.eval(
+        _COUNT_IN_TURN, len(limits), *(hit_key for _, _, hit_key in windows), *arguments
+    )
     return [
         RateCount(limit=limit, hit_key=hit_key, count=int(count), now=now, window_start=start)
-        for limit, (now, start, hit_key), count in zip(limits, windows, replies[::2], strict=True)
+        for limit, (now, start, hit_key), count in zip(limits, windows, replies, strict=False)
     ]
 
 
-async def rate_count_undo_async(redis_client, count: RateCount) -> None:
-    """Take a counted hit back (the call turned out to be a repeat that costs nothing)."""
-    await redis_client.decr(count.hit_key)
+async def rate_counts_undo_async(redis_client, counts: list[RateCount]) -> None:
+    """Take counted hits back (the call turned out to cost nothing, or went elsewhere to be
+    counted there)."""
+    if counts:
+        pipe = redis_client.pipeline(transaction=False)
+        for count in counts:
+            pipe.decr(count.hit_key)
+        await pipe.execute()
 
 
 # --- In-flight caps -----------------------------------------------------------------------

@@ -4,7 +4,8 @@ Django's test client calls Django directly and never meets the raw lanes in fron
 (core/fastlane.py); this client speaks ASGI to `config.asgi.application` like uvicorn
 does, on one event loop of its own, so the lanes' pools live as long as the client.
 It takes the calls the tests make of Django's client: post(url, data, content_type,
-HTTP_* headers), get(url), credentials(HTTP_AUTHORIZATION=…).
+HTTP_* headers), get(url), credentials(HTTP_AUTHORIZATION=…); `header_lines` adds raw
+header lines after those, repeated names included, as a client on the wire may send them.
 """
 
 import asyncio
@@ -41,8 +42,11 @@ def _headers(extra: dict) -> dict[str, str]:
 
 
 class LaneClient:
-    def __init__(self) -> None:
-        from config.asgi import application
+    def __init__(self, application=None) -> None:
+        """`application`: another build of the served app (one that read changed settings
+        at its start, as Django's middleware does); config.asgi's by default."""
+        if application is None:
+            from config.asgi import application
 
         self._credentials: dict = {}
         self._loop = asyncio.new_event_loop()
@@ -60,14 +64,22 @@ class LaneClient:
     def credentials(self, **extra) -> None:
         self._credentials = extra
 
-    def post(self, url: str, data=b"", content_type: str = "application/json", **extra):
+    def post(
+        self,
+        url: str,
+        data=b"",
+        content_type: str = "application/json",
+        header_lines: list[tuple[str, str]] = (),
+        **extra,
+    ):
         body = data.encode() if isinstance(data, str) else data
         headers = {
             "content-type": content_type,
             **_headers(self._credentials),
             **_headers(extra),
         }
-        return LaneResponse(self._run(self._client.post(url, content=body, headers=headers)))
+        lines = [*headers.items(), *header_lines]
+        return LaneResponse(self._run(self._client.post(url, content=body, headers=lines)))
 
     def get(self, url: str, **extra):
         headers = {**_headers(self._credentials), **_headers(extra)}

@@ -127,7 +127,7 @@ def _board_url(server: str) -> str:
 
 
 def test_it_exits_and_closes_its_sockets_with_going_away():
-    with private_redis() as redis_port, _server(redis_port) as (process, server):
+    with private_redis() as redis_server, _server(redis_server.port) as (process, server):
         url = _board_url(server)
 
         async def scenario():
@@ -142,13 +142,13 @@ def test_it_exits_and_closes_its_sockets_with_going_away():
 
 @pytest.mark.parametrize("outage", ["stopped", "hung"])
 def test_it_exits_after_living_through_a_redis_outage(outage):
-    with private_redis() as redis_port, _server(redis_port) as (process, server):
+    with private_redis() as redis_server, _server(redis_server.port) as (process, server):
         url = _board_url(server)
 
         async def scenario():
             lived_through = await _open_boards(url)
             await asyncio.sleep(1)
-            with _redis_outage(outage, redis_port) as redis_back:
+            with _redis_outage(outage, redis_server.port) as redis_back:
                 await asyncio.sleep(15)
                 redis_back()
                 opened_after = await _open_boards(url)
@@ -165,13 +165,13 @@ def test_it_exits_after_living_through_a_redis_outage(outage):
 
 @pytest.mark.parametrize("outage", ["stopped", "hung"])
 def test_it_exits_while_redis_is_out_of_reach(outage):
-    with private_redis() as redis_port, _server(redis_port) as (process, server):
+    with private_redis() as redis_server, _server(redis_server.port) as (process, server):
         url = _board_url(server)
 
         async def scenario():
             boards = await _open_boards(url)
             await asyncio.sleep(1)
-            with _redis_outage(outage, redis_port):
+            with _redis_outage(outage, redis_server.port):
                 await asyncio.sleep(2)
                 return await _terminate(process, boards)
 

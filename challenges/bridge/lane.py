@@ -12,6 +12,9 @@ cases keep exactly one implementation.
 
 Key, challenge and player are looked up once per process and kept; the recording
 statement re-checks all of them, and a mismatch drops the cache and hands the call on.
+PostgreSQL out of reach is a 503 with Retry-After, at once while it is known to be
+(core/aio_clients.py); a failed write keeps the caches. Redis out of reach hands the
+call to Django, whose path decides what a Redis outage means.
 """
 
 import logging
@@ -22,6 +25,7 @@ from typing import Any
 import orjson
 import psycopg
 from django.conf import settings
+from django.db import DatabaseError, connections
 from redis.exceptions import RedisError
 
 from challenges.bridge import recording, services
@@ -33,13 +37,23 @@ from challenges.selectors.challenges import challenge_in_workspace_by_ref
 from challenges.services.attempts import attempt_build
 from challenges.services.evaluation import challenge_evaluate_async
 from challenges.services.secrets import player_secret
-from core.aio_clients import postgres_in_use, redis_client
+from core.aio_clients import (
+    postgres_connection_died,
+    postgres_in_use,
+    postgres_known_down,
+    postgres_outage_begins,
+    postgres_refuse_while_down,
+    postgres_unavailable,
+    postgres_unreachable,
+    redis_client,
+)
 from core.errors import ApplicationError
 from core.fastlane import LaneRequest, error_body, lane_counts, lane_read_body, lane_respond_json
 from core.ratelimit import (
+    RateCount,
     RateLimit,
     parse_rate,
-    rate_count_undo_async,
+    rate_counts_undo_async,
     rate_limits_count_async,
 )
 from core.redaction import redact_secrets
@@ -167,11 +181,35 @@ def call_parse(body: bytes) -> _Call | None:
     )
 
 
+async def _orm(function, /, *args, **kwargs):
+    """run_orm_apart for work safe to run twice, run once more when the connection Django's
+    pool lent had died (a restart closes them all), after the pool checked its idle ones."""
+    postgres_refuse_while_down()
+    try:
+        try:
+            return await run_orm_apart(function, *args, **kwargs)
+        except DatabaseError as error:
+            if not postgres_connection_died(error):
+                raise
+        await run_orm_apart(_django_pool_check)
+        return await run_orm_apart(function, *args, **kwargs)
+    except DatabaseError as error:
+        if postgres_unreachable(error):
+            postgres_outage_begins()
+        raise
+
+
+def _django_pool_check() -> None:
+    pool = connections["default"].pool
+    if pool is not None:
+        pool.check()
+
+
 async def _key(raw: str) -> BridgeKey | None:
     hashed = key_hash(raw)
     if hashed in _keys:
         return _keys[hashed]
-    key = await run_orm_apart(key_for_bearer, raw)
+    key = await _orm(key_for_bearer, raw)
     return _keys.remember(hashed, key) if key is not None else None
 
 
@@ -198,7 +236,7 @@ async def _challenge(*, workspace_id, ref: str) -> _Challenge | None:
     cache_key = (workspace_id, ref)
     if cache_key in _challenges:
         return _challenges[cache_key]
-    found = await run_orm_apart(_challenge_load, workspace_id=workspace_id, ref=ref)
+    found = await _orm(_challenge_load, workspace_id=workspace_id, ref=ref)
     return _challenges.remember(cache_key, found) if found is not None else None
 
 
@@ -216,7 +254,7 @@ async def _player(*, workspace, external_id: str) -> _Player:
         return _players[cache_key]
     row = await recording.player_row(workspace_id=workspace.id, external_id=external_id)
     if row is None:  # a new player: created as Django's path creates one
-        found = await run_orm_apart(_player_load, workspace=workspace, external_id=external_id)
+        found = await _orm(_player_load, workspace=workspace, external_id=external_id)
         return _players.remember(cache_key, found)
     identity_id, linked_to_id, player_id, player_external_id, account_id = row
     # Only what recording reads (id, workspace, external id, account); never saved.
@@ -255,11 +293,25 @@ async def challenge_evaluator_lane(request: LaneRequest, send) -> bool:
     scheme, _, raw_key = request.header(b"authorization").partition(" ")
     if scheme.lower() != "bearer" or not raw_key.strip():
         return False
+    if postgres_known_down():
+        await _respond_error(request, send, postgres_unavailable())
+        return True
     body = await lane_read_body(request, limit=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
     call = call_parse(body) if body is not None else None
     if call is None:
         return False
-    key = await _key(raw_key.strip())
+    try:
+        return await _served(request, send, raw_key=raw_key.strip(), call=call)
+    except Exception as error:
+        if not postgres_unreachable(error):
+            raise
+    # Nothing was recorded: the caller's retry (Dify's HTTP node retries) is recorded once.
+    await _respond_error(request, send, postgres_unavailable())
+    return True
+
+
+async def _served(request: LaneRequest, send, *, raw_key: str, call: _Call) -> bool:
+    key = await _key(raw_key)
     if key is None:
         return False
     entry = await _challenge(workspace_id=key.workspace_id, ref=call.challenge_ref)
@@ -269,7 +321,8 @@ async def challenge_evaluator_lane(request: LaneRequest, send) -> bool:
     redis = redis_client()
     limit, window = parse_rate(settings.BRIDGE_RATE_LIMIT)
     try:
-        key_count, player_count = await rate_limits_count_async(
+        # The key's limit first: a call it refuses is not counted on the player's.
+        counts = await rate_limits_count_async(
             redis,
             [
                 RateLimit(scope="bridge-key", key=str(key.pk), limit=limit, window_seconds=window),
@@ -284,25 +337,35 @@ async def challenge_evaluator_lane(request: LaneRequest, send) -> bool:
     except (RedisError, OSError):
         return False  # Django's path meets the same Redis and says so
     try:
-        key_count.refuse_if_over()
-        if player_count.over:
-            # Django's path still replays a delivered run to a player over the limit.
-            return False
-        answer = await _evaluate_and_record(key=key, entry=entry, player=player, call=call)
+        counts[0].refuse_if_over()
+        # Over the player's limit: Django's path refuses, or replays a delivered run.
+        over = counts[-1].over
+        answer = None if over else await _evaluate_and_record(key, entry, player, call)
     except ApplicationError as exc:
         await _respond_error(request, send, exc)
         return True
+    except Exception:
+        await _give_back(redis, counts)
+        raise
     if answer is None:
-        lane_caches_clear()
+        # Django's path answers and counts the call itself.
+        await _give_back(redis, counts)
         return False
     if answer.replayed:
         # A repeat delivery costs the player nothing on Django's path either.
-        await rate_count_undo_async(redis, player_count)
+        await _give_back(redis, counts[1:])
     headers = [*_ALLOW]
     if answer.replayed:
         headers.append((b"idempotent-replayed", b"true"))
     await lane_respond_json(request, send, answer.body, headers=headers)
     return True
+
+
+async def _give_back(redis, counts: list[RateCount]) -> None:
+    try:
+        await rate_counts_undo_async(redis, counts)
+    except (RedisError, OSError):
+        logger.warning("Bridge lane: Redis lost a count to give back", exc_info=True)
 
 
 async def _respond_error(request: LaneRequest, send, exc: ApplicationError) -> None:
@@ -317,7 +380,7 @@ async def _respond_error(request: LaneRequest, send, exc: ApplicationError) -> N
 
 
 async def _evaluate_and_record(
-    *, key: BridgeKey, entry: _Challenge, player: _Player, call: _Call
+    key: BridgeKey, entry: _Challenge, player: _Player, call: _Call
 ) -> services.BridgeAnswer | None:
     challenge = entry.challenge
     secret = _secret(entry, player)
@@ -367,12 +430,16 @@ async def _evaluate_and_record(
     )
     try:
         outcome = await recording.record_in_one_statement(record)
-    except psycopg.Error:
-        # A deadlock with a link being made, a lost connection: Django's path answers.
+    except psycopg.Error as error:
+        if postgres_unreachable(error):
+            raise
+        # A deadlock with a link being made: Django's path answers. What the lane holds
+        # is checked again by the next statement, so the caches stay.
         logger.warning("Bridge lane: recording failed, Django's path answers", exc_info=True)
         return None
     lane_counts[f"bridge_recording:{outcome.value}"] += 1
     if outcome is recording.Outcome.STALE:
+        lane_caches_clear()
         return None
     if outcome is recording.Outcome.REPLAYED:
         stored = await recording.stored_response(
@@ -382,7 +449,8 @@ async def _evaluate_and_record(
         )
         return services.BridgeAnswer(stored, replayed=True) if stored is not None else None
     if outcome is recording.Outcome.BOARD_CHANGED:
-        return await run_orm_apart(
+        # Safe to run twice: a delivery already stored is replayed.
+        return await _orm(
             services.evaluation_finish,
             plan=services.EvaluationPlan(
                 challenge=challenge,

@@ -44,7 +44,7 @@ from challenges.models import (
     Secret,
 )
 from challenges.services.attempts import leaderboard_upsert_sql
-from core.aio_clients import pg_pool
+from core.aio_clients import pg_fetch
 from players.models import EndUser
 
 # A key's last use is written at most once a minute.
@@ -273,10 +273,8 @@ def _outcome(holds: bool, improves: bool, recorded: bool) -> Outcome:
 
 
 async def _record_batch(records: list[LaneRecord]) -> list[Outcome]:
-    pool = await pg_pool()
-    async with pool.connection() as connection:
-        cursor = await connection.execute(_statement(), _parameters(records))
-        rows = await cursor.fetchall()
+    # Safe to send twice: a delivery already written makes the call a replay.
+    rows = await pg_fetch(_statement(), _parameters(records))
     outcomes = [Outcome.STALE] * len(records)
     for ord_, holds, improves, recorded in rows:
         outcomes[ord_] = _outcome(holds, improves, recorded)
@@ -341,28 +339,23 @@ async def player_row(*, workspace_id: Any, external_id: str) -> tuple | None:
     """(identity id, linked-to id, player id, player's external id, player's account id) of
     a Dify user already known in the workspace; the player is the account it is linked to."""
     end_user_t = EndUser._meta.db_table
-    pool = await pg_pool()
-    async with pool.connection() as connection:
-        cursor = await connection.execute(
-            f"SELECT identity.id, identity.linked_to_id, player.id, player.external_id, "  # noqa: S608
-            f"player.account_id FROM {end_user_t} identity "
-            f"JOIN {end_user_t} player ON player.id = coalesce(identity.linked_to_id, identity.id) "
-            "WHERE identity.workspace_id = %s AND identity.external_id = %s",
-            (workspace_id, external_id),
-        )
-        return await cursor.fetchone()
+    rows = await pg_fetch(
+        f"SELECT identity.id, identity.linked_to_id, player.id, player.external_id, "  # noqa: S608
+        f"player.account_id FROM {end_user_t} identity "
+        f"JOIN {end_user_t} player ON player.id = coalesce(identity.linked_to_id, identity.id) "
+        "WHERE identity.workspace_id = %s AND identity.external_id = %s",
+        (workspace_id, external_id),
+    )
+    return rows[0] if rows else None
 
 
 async def stored_response(*, workspace_id: Any, endpoint: str, workflow_run_id: str) -> dict | None:
-    pool = await pg_pool()
-    async with pool.connection() as connection:
-        cursor = await connection.execute(
-            f"SELECT response FROM {BridgeDelivery._meta.db_table} "  # noqa: S608
-            "WHERE workspace_id = %s AND endpoint = %s AND workflow_run_id = %s",
-            (workspace_id, endpoint, workflow_run_id),
-        )
-        row = await cursor.fetchone()
-    return row[0] if row else None
+    rows = await pg_fetch(
+        f"SELECT response FROM {BridgeDelivery._meta.db_table} "  # noqa: S608
+        "WHERE workspace_id = %s AND endpoint = %s AND workflow_run_id = %s",
+        (workspace_id, endpoint, workflow_run_id),
+    )
+    return rows[0][0] if rows else None
 
 
 async def record_in_one_statement(record: LaneRecord) -> Outcome:

@@ -8,6 +8,7 @@ import json
 import threading
 
 import pytest
+from django.core.asgi import get_asgi_application
 from django.db import connection
 
 from challenges.bridge.lane import lane_caches_clear
@@ -16,6 +17,7 @@ from challenges.models import BridgeDelivery, ChallengeAttempt, LeaderboardEntry
 from challenges.services.bridge_keys import bridge_key_create, bridge_key_revoke
 from challenges.services.challenges import challenge_update
 from challenges.services.secrets import secret_create, secret_update
+from config.lanes import lanes_in_front_of
 from core.fastlane import lane_counts
 from notifications.models import Event
 from players.link_codes import link_code_create
@@ -347,3 +349,146 @@ def test_no_body_limit_at_all_is_taken_as_django_takes_it(lane, challenge, setti
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = None
     response = answered_by_lane(lane, call(challenge))
     assert response.status_code == 200
+
+
+def through_django(settings, send):
+    """`send()` with the lanes turned off: the same served app takes Django's path."""
+    settings.LANES = False
+    try:
+        return send()
+    finally:
+        settings.LANES = True
+
+
+def test_a_call_the_keys_limit_refused_costs_the_player_nothing(lane, workspace, settings):
+    # The issue's scenario: a full key refuses a player's calls; with the key's limit
+    # behind it (here a second key, so nobody waits a minute) the player's next call
+    # is the first that counts on the player's hourly limit of 3.
+    settings.BRIDGE_RATE_LIMIT = "2/d"
+    limited = make_challenge(workspace=workspace, max_attempts_per_hour=3)
+
+    def scenario(user: str, send_last):
+        full, fresh = (bridge_key_create(workspace=workspace, name=n)[1] for n in "ab")
+        for filler in ("filler-1", "filler-2"):
+            post = call(limited, user=f"{user}-{filler}")
+            lane.post(
+                EVALUATOR, post, content_type="text/plain", HTTP_AUTHORIZATION=f"Bearer {full}"
+            )
+        refused = [
+            lane.post(
+                EVALUATOR,
+                call(limited, user=user),
+                content_type="text/plain",
+                HTTP_AUTHORIZATION=f"Bearer {full}",
+            )
+            for _ in range(3)
+        ]
+        assert [r.status_code for r in refused] == [429] * 3
+        lane.credentials(HTTP_AUTHORIZATION=f"Bearer {fresh}")
+        after = send_last(call(limited, user=user))
+        recorded = ChallengeAttempt.objects.filter(end_user__external_id=user).count()
+        return after.status_code, recorded
+
+    def plain(body):
+        return lane.post(EVALUATOR, body, content_type="text/plain")
+
+    django = through_django(settings, lambda: scenario("dify-django", plain))
+    assert django == (200, 1)
+    assert scenario("dify-lane", lambda body: answered_by_lane(lane, body)) == django
+
+
+def test_a_call_handed_to_django_on_a_stale_cache_counts_once(lane, workspace, settings):
+    def calls(user: str) -> list[int]:
+        limited = make_challenge(workspace=workspace, max_attempts_per_hour=3)
+        first = lane.post(EVALUATOR, call(limited, user=user), content_type="text/plain")
+        challenge_update(challenge=limited, user=None, success_pattern="swordfish")
+        later = [
+            lane.post(EVALUATOR, call(limited, user=user), content_type="text/plain")
+            for _ in range(3)
+        ]
+        return [first.status_code] + [r.status_code for r in later]
+
+    django = through_django(settings, lambda: calls("dify-django"))
+    assert django == [200, 200, 200, 429]
+    stale = lane_counts["bridge_recording:stale"]
+    assert calls("dify-lane") == django
+    assert lane_counts["bridge_recording:stale"] == stale + 1
+    assert ChallengeAttempt.objects.filter(end_user__external_id="dify-lane").count() == 3
+
+
+REPEATED_LINES = {
+    "host: a bad one first": [("host", "evil.example"), ("host", "testserver")],
+    "host: a bad one last": [("host", "testserver"), ("host", "evil.example")],
+    "authorization: a bad one first": [
+        ("authorization", "Bearer whsec_bad"),
+        ("authorization", "Bearer {key}"),
+    ],
+    "authorization: a bad one last": [
+        ("authorization", "Bearer {key}"),
+        ("authorization", "Bearer whsec_bad"),
+    ],
+    "proto: http first": [("x-forwarded-proto", "http"), ("x-forwarded-proto", "https")],
+    "proto: https first": [("x-forwarded-proto", "https"), ("x-forwarded-proto", "http")],
+}
+
+
+@pytest.fixture
+def https_only(lane, settings):
+    """The served app of a site that redirects to HTTPS and sends HSTS (built after the
+    settings change: Django's middleware reads them once, at its start)."""
+    settings.SECURE_SSL_REDIRECT = True
+    settings.SECURE_HSTS_SECONDS = 3600
+    client = LaneClient(application=lanes_in_front_of(get_asgi_application()))
+    yield client
+    client.close()
+
+
+@pytest.mark.parametrize("lines", REPEATED_LINES.values(), ids=REPEATED_LINES.keys())
+def test_repeated_header_lines_are_read_as_django_reads_them(
+    https_only, challenge, raw_key, settings, lines
+):
+    lane = https_only
+    header_lines = [(name, value.format(key=raw_key)) for name, value in lines]
+    if not any(name == "authorization" for name, _ in header_lines):
+        header_lines.append(("authorization", f"Bearer {raw_key}"))
+    if not any(name == "x-forwarded-proto" for name, _ in header_lines):
+        header_lines.append(("x-forwarded-proto", "https"))
+    lane.post(EVALUATOR, call(challenge, user="warm"), header_lines=header_lines[-2:])
+
+    def outcome():
+        attempts = ChallengeAttempt.objects.count()
+        response = lane.post(
+            EVALUATOR, call(challenge), content_type="text/plain", header_lines=header_lines
+        )
+        return (
+            response.status_code,
+            response.headers.get("location"),
+            response.has_header("strict-transport-security"),
+            ChallengeAttempt.objects.count() - attempts,
+        )
+
+    assert outcome() == through_django(settings, outcome)
+
+
+def test_the_proxys_scheme_header_outranks_the_connections_as_for_django(
+    https_only, challenge, raw_key, settings
+):
+    lane = https_only
+    lane.credentials()
+    lines = [("authorization", f"Bearer {raw_key}"), ("x-forwarded-proto", "http")]
+
+    def outcome():
+        attempts = ChallengeAttempt.objects.count()
+        response = lane.post(
+            "https://testserver" + EVALUATOR,
+            call(challenge),
+            content_type="text/plain",
+            header_lines=lines,
+        )
+        return (
+            response.status_code,
+            response.has_header("strict-transport-security"),
+            ChallengeAttempt.objects.count() - attempts,
+        )
+
+    assert outcome() == through_django(settings, outcome)
