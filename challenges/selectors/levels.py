@@ -16,17 +16,23 @@ class LevelStep:
     collection_name: str
 
 
+def _placements(challenge: Challenge):
+    """Where the challenge stands as a level: its items in public in-order collections."""
+    return CollectionItem.objects.filter(
+        challenge=challenge, collection__in_order=True, collection__is_public=True
+    ).select_related("collection")
+
+
+def _open_levels(collection_id):
+    return CollectionItem.objects.filter(collection_id=collection_id, challenge__is_active=True)
+
+
 def _steps_around(*, challenge: Challenge) -> tuple[list[LevelStep], list[LevelStep]]:
     """The levels just before and just after the challenge, in each in-order collection."""
     before, after = [], []
-    placements = CollectionItem.objects.filter(
-        challenge=challenge, collection__in_order=True, collection__is_public=True
-    ).select_related("collection")
-    for placement in placements:
+    for placement in _placements(challenge):
         siblings = (
-            CollectionItem.objects.filter(
-                collection_id=placement.collection_id, challenge__is_active=True
-            )
+            _open_levels(placement.collection_id)
             .select_related("challenge")
             .order_by("position", "id")
         )
@@ -84,14 +90,9 @@ def next_level(*, challenge: Challenge) -> Challenge | None:
 def collection_topped_by(*, challenge: Challenge) -> ChallengeCollection | None:
     """The public in-order collection whose last open level is this challenge: solving it
     conquers the collection (its finale)."""
-    placements = CollectionItem.objects.filter(
-        challenge=challenge, collection__in_order=True, collection__is_public=True
-    ).select_related("collection")
-    for placement in placements:
+    for placement in _placements(challenge):
         last = (
-            CollectionItem.objects.filter(
-                collection_id=placement.collection_id, challenge__is_active=True
-            )
+            _open_levels(placement.collection_id)
             .order_by("-position", "-id")
             .values_list("challenge_id", flat=True)
             .first()
