@@ -49,6 +49,9 @@ def compile_pattern(pattern: str):
 
 
 def evaluate_rule(*, success_type: str, pattern: str, output: str) -> RuleVerdict:
+    if not pattern:
+        # An empty pattern is in every output: it would make every reply a win.
+        return RuleVerdict(False, "There is no success pattern, so no reply can pass.")
     if success_type == "contains":
         if normalise(pattern) in normalise(output):
             return RuleVerdict(True, "The output contains the target text.")
