@@ -138,7 +138,8 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
         return self.list_display
 
     def view_on_site(self, obj: Challenge) -> str | None:
-        if obj._state.adding or not obj.slug:
+        # A draft has no page a visitor can open yet (the link would be a 404).
+        if obj._state.adding or not obj.slug or not obj.is_active:
             return None
         return reverse("challenge-page", args=[obj.slug])
 

@@ -275,18 +275,29 @@ class ChallengeAdminForm(forms.ModelForm):
                 self.fields["llm_check_judge_model"].initial = model
 
     def defences(self) -> list[dict[str, Any]]:
-        """The layers the editor describes, in the order they run."""
+        """The layers the editor describes, in the order they run. What the editor does not
+        show of a stored layer (keys, or a second layer of a kind, set through the console
+        API) is kept as it was."""
         cleaned, layers = self.cleaned_data, []
+        stored = [item for item in (self.instance.defences or []) if isinstance(item, dict)]
         for kind, keys in DEFENCE_EDITOR.items():
+            same_kind = [item for item in stored if item.get("type") == kind]
             if not cleaned.get(f"{kind}_on"):
                 continue
-            layer: dict[str, Any] = {"type": kind}
+            layer: dict[str, Any] = {**(same_kind[0] if same_kind else {}), "type": kind}
             for key in keys:
+                layer.pop(key, None)
                 if cleaned.get(f"{kind}_{key}"):
                     layer[key] = cleaned[f"{kind}_{key}"]
-            if kind == "llm_check" and cleaned.get("llm_check_judge_model"):
-                layer["judge_config"] = {"judge_model": cleaned["llm_check_judge_model"]}
-            layers.append(layer)
+            if kind == "llm_check":
+                config = {**(layer.get("judge_config") or {})}
+                config.pop("judge_model", None)
+                if cleaned.get("llm_check_judge_model"):
+                    config["judge_model"] = cleaned["llm_check_judge_model"]
+                layer.pop("judge_config", None)
+                if config:
+                    layer["judge_config"] = config
+            layers += [layer, *same_kind[1:]]
         return layers
 
     def clean_answer_mode(self) -> str:

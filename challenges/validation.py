@@ -113,6 +113,8 @@ def _guard_hides_the_win(data: dict[str, Any], *, evaluator_type: str, pattern: 
     guarded = isinstance(defences, list) and any(
         isinstance(layer, dict) and layer.get("type") == "output_guard" for layer in defences
     )
+    if data.get("success_type") == "regex" and re.search(r"[|?*]|\{0", pattern):
+        return False  # a part of the pattern may match without the secret
     return (
         guarded
         and data.get("answer_mode", "output") == "output"

@@ -46,13 +46,16 @@ def event_subjects(events: Iterable[Any]) -> dict[Any, EventSubject]:
     return subjects
 
 
-def event_headline(event: Any, subject: EventSubject | None) -> str:
-    """One line saying what happened, for the header list and the mail's subject."""
+def event_headline(event: Any, subject: EventSubject | None, *, to_creator: bool = False) -> str:
+    """One line saying what happened, for the header list and the mail's subject (to the
+    players it concerns), or for the creator's feed."""
     name = f"“{subject.name}”" if subject else None
     if event.type == "challenge_first_blood":
-        return f"First blood: {name or 'a challenge you played'} was solved for the first time"
+        played = "a challenge" if to_creator else "a challenge you played"
+        return f"First blood: {name or played} was solved for the first time"
     if event.type == "challenge_record_beaten":
-        return f"Your record on {name or 'a challenge'} was beaten"
+        whose = "The" if to_creator else "Your"
+        return f"{whose} record on {name or 'a challenge'} was beaten"
     if event.type == "team_pairing_completed":
         return f"A pairing was judged on {name or 'a red/blue challenge'}"
     return event.type

@@ -70,7 +70,7 @@ def creator_dashboard(*, user: AbstractBaseUser) -> Dashboard:
 
 def _feed_item(event: Any, subject: EventSubject | None) -> FeedItem:
     return FeedItem(
-        headline=event_headline(event, subject),
+        headline=event_headline(event, subject, to_creator=True),
         subject=subject,
         at=event.occurred_at,
         first_blood=event.type == Event.Type.CHALLENGE_FIRST_BLOOD,

@@ -49,6 +49,14 @@ def test_it_refuses_an_output_guard_over_a_secret_pattern_everywhere(
         format="json",
     )  # fmt: skip
     assert guessing.status_code == 201, guessing.json()
+    # A regex with a part that may match without the secret can still be won.
+    optional = creator_api.post(
+        "/console/api/challenges",
+        {"workspace": str(workspace.id), "name": "Either", **fields, "success_type": "regex",
+         "success_pattern": "(?i)opened|{{secret}}", "defences": [{"type": "output_guard"}]},
+        format="json",
+    )  # fmt: skip
+    assert optional.status_code == 201, optional.json()
 
 
 def test_a_new_challenge_starts_as_a_draft_and_is_published_by_the_action(creator, workspace):
@@ -64,6 +72,8 @@ def test_a_new_challenge_starts_as_a_draft_and_is_published_by_the_action(creato
     challenge = Challenge.objects.get()
     assert challenge.is_active is False
     assert "is a draft: players do not see it" in saved.content.decode()
+    edit = client.get(f"/admin/challenges/challenge/{challenge.pk}/change/").content.decode()
+    assert "View on site" not in edit  # a draft's page is a 404 to visitors
     client.post(LIST, {"action": "publish", "_selected_action": [str(challenge.pk)]})
     challenge.refresh_from_db()
     assert challenge.is_active is True

@@ -62,3 +62,50 @@ def test_red_blue_banned_terms_are_typed_one_a_line(client, creator, workspace):
     assert "banana\ncheap trick</textarea>" in page
     assert "Defence picked for a new attack" in page
     assert "round robin: the one paired longest ago" in page
+
+
+def test_saving_in_the_editor_keeps_what_it_does_not_show(creator, workspace):
+    from challenges.services.secrets import secret_create
+    from tests.factories import make_challenge
+
+    secret_create(workspace=workspace, name="opal", value="OPAL")
+    layers = [
+        {"type": "input_filter", "terms": ["password"], "message": "No.", "note": "kept"},
+        {"type": "input_filter", "pattern": "(?i)pass\\s*word"},
+        {"type": "llm_check", "judge_config": {"judge_model": "offline/r", "temperature": 0}},
+    ]
+    challenge = make_challenge(
+        workspace=workspace,
+        system_prompt="The password is {{secret}}.",
+        secret_ref="opal",
+        answer_mode="guess",
+        defences=layers,
+    )
+    client = admin_client(creator)
+    url = f"/admin/challenges/challenge/{challenge.pk}/change/"
+    data = form_data(
+        workspace,
+        name=challenge.name,
+        slug=challenge.slug,
+        system_prompt="The password is {{secret}}.",
+        secret_ref="opal",
+        answer_mode="guess",
+        success_pattern="",
+        input_filter_on="on",
+        input_filter_terms="password\nsecret",
+        input_filter_message="No.",
+        llm_check_on="on",
+        llm_check_judge_model="offline/reviewer",
+    )
+
+    saved = client.post(url, data)
+
+    assert saved.status_code == 302, saved.context["adminform"].form.errors
+    challenge.refresh_from_db()
+    assert challenge.defences == [
+        {"type": "input_filter", "terms": ["password", "secret"], "message": "No.",
+         "note": "kept"},
+        {"type": "input_filter", "pattern": "(?i)pass\\s*word"},
+        {"type": "llm_check",
+         "judge_config": {"temperature": 0, "judge_model": "offline/reviewer"}},
+    ]  # fmt: skip
