@@ -1,12 +1,15 @@
 from django.contrib import admin
+from django.db import models
 from django.utils.html import format_html_join
 
+from core.parsers import CheckedJSONDecoder
 from redblue.models import ArenaChallengeType, ArenaMessage, ArenaSession, ArenaUser, ScoringEntry
 from redblue.teams import admin as teams_admin  # noqa: F401 - registers the team admins
 
 
 @admin.register(ArenaChallengeType)
 class ArenaChallengeTypeAdmin(admin.ModelAdmin):
+    formfield_overrides = {models.JSONField: {"decoder": CheckedJSONDecoder}}
     list_display = ("name", "enabled", "created_at")
     list_editable = ("enabled",)
     search_fields = ("name",)

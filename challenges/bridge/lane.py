@@ -19,7 +19,6 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 import psycopg
 from django.conf import settings
 from redis.exceptions import RedisError
@@ -36,6 +35,7 @@ from challenges.services.secrets import player_secret
 from core.aio_clients import postgres_in_use, redis_client
 from core.errors import ApplicationError
 from core.fastlane import LaneRequest, error_body, lane_counts, lane_read_body, lane_respond_json
+from core.parsers import JsonBodyError, json_loads
 from core.ratelimit import (
     RateLimit,
     parse_rate,
@@ -128,11 +128,9 @@ def _is_scalar(value: Any) -> bool:
 
 def call_parse(body: bytes) -> _Call | None:
     """The call when the DRF serializer would take it exactly as sent, else None."""
-    if b"\\u0000" in body or b"\x00" in body:
-        return None
     try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError:
+        data = json_loads(body)
+    except JsonBodyError:
         return None
     if not isinstance(data, dict) or not _REQUIRED <= data.keys() <= _REQUIRED | _OPTIONAL:
         return None
