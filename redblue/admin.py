@@ -69,3 +69,8 @@ class ArenaUserAdmin(admin.ModelAdmin):
     list_display = ("user_id", "username", "model", "account")
     search_fields = ("user_id", "username")
     readonly_fields = ("user_id", "account", "created_at", "updated_at")
+
+    def has_add_permission(self, request, obj=None):
+        # An arena user is the hash of a player's public key, made when the player first
+        # plays; the admin only renames one (an added one had no id, and a second failed).
+        return False
