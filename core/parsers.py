@@ -24,7 +24,10 @@ from core.errors import ApplicationError
 MAX_JSON_DEPTH = 64
 MIN_JSON_INTEGER, MAX_JSON_INTEGER = -(2**63), 2**63 - 1
 
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+# A string runs to its closing quote or, unterminated, to the end: every match attempt
+# succeeds, so stripping strings stays linear (a pattern that could fail would be retried
+# from every escaped quote: quadratic).
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
 _NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
 _DEPTH_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
