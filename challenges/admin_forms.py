@@ -1,6 +1,5 @@
 """Admin forms: they check input with the rules in challenges.validation, never write."""
 
-import json
 import re
 from typing import Any
 
@@ -14,7 +13,7 @@ from challenges.models import BridgeKey, Challenge, ChallengeCollection, Secret
 from challenges.services.challenges import CHALLENGE_FIELDS
 from challenges.services.collections import COLLECTION_FIELDS, collection_errors
 from challenges.validation import challenge_errors
-from core.parsers import CheckedJSONDecoder
+from core.parsers import CheckedJSONDecoder, JsonBodyError, json_loads
 
 # Form field -> key of Challenge.judge_config.
 JUDGE_FIELDS = {
@@ -52,14 +51,9 @@ class ExplainedJSONField(forms.JSONField):
     def to_python(self, value: Any) -> Any:
         if isinstance(value, str) and value.strip():
             try:
-                json.loads(value)
-            except RecursionError:
-                pass  # too deep for the standard library: the checked decoder says so below
-            except json.JSONDecodeError as exc:
-                raise forms.ValidationError(
-                    f"This is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.",
-                    code="invalid",
-                ) from exc
+                json_loads(value)
+            except JsonBodyError as exc:
+                raise forms.ValidationError(str(exc), code="invalid") from None
         converted = super().to_python(value)
         if converted is not None and not isinstance(converted, self.expected):
             shape = "an object, {…}" if self.expected is dict else "a list, […]"

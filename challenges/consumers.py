@@ -9,18 +9,18 @@ import random
 import uuid
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from challenges.board_cache import board_cache_fill, board_cached
 from challenges.live import collection_group, collection_standings, leaderboard_group
 from challenges.selectors.collections import collections_public
+from core.sockets import PushOnlyConsumer
 
 logger = logging.getLogger(__name__)
 
 
-class ChallengeLeaderboardConsumer(AsyncJsonWebsocketConsumer):
+class ChallengeLeaderboardConsumer(PushOnlyConsumer):
     # A group change that cannot get a Redis connection (Redis restarting, or a burst that
     # outwaits the layer's pool) is retried with jittered backoff, about five seconds of
     # pauses in all; a read timeout is not retried, Redis is then too slow to wait for.
@@ -72,10 +72,6 @@ class ChallengeLeaderboardConsumer(AsyncJsonWebsocketConsumer):
 
     async def disconnect(self, code):
         await self._leave_group()
-
-    async def receive_json(self, content, **kwargs):
-        # The socket is read-only; anything a client sends is ignored.
-        return
 
     async def leaderboard_changed(self, event):
         await self.send_json(event["standings"])

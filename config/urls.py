@@ -25,7 +25,10 @@ api_docs = csp_replace(
         "style-src": [SELF, UNSAFE_INLINE],
         "img-src": [SELF, "data:"],
     }
-)(SpectacularSwaggerSplitView.as_view(url_name="api-schema"))
+)(
+    # A page, not an API: OPTIONS would render DRF's metadata through the page's template.
+    SpectacularSwaggerSplitView.as_view(url_name="api-schema", http_method_names=["get", "head"])
+)
 
 urlpatterns = [
     path("admin/", admin.site.urls),

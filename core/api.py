@@ -1,6 +1,5 @@
 """The API conventions every app shares: the error shape, pagination, query parsing."""
 
-import logging
 import uuid
 from typing import Any
 
@@ -14,8 +13,7 @@ from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
 from core.errors import ApplicationError, NotFoundError
-
-logger = logging.getLogger(__name__)
+from core.numbers import QUERY_NUMBER_MAX, NumberRefused, bounded_int
 
 
 def error_response(
@@ -52,7 +50,7 @@ def _validation_response(detail: Any) -> Response:
     return error_response(code="invalid", message=message, status_code=400, fields=fields)
 
 
-def exception_handler(exc: Exception, context: dict) -> Response:
+def exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, ApplicationError):
         return error_response(
             code=exc.code,
@@ -93,29 +91,18 @@ def exception_handler(exc: Exception, context: dict) -> Response:
             status_code=exc.status_code,
             headers=headers,
         )
-    logger.exception("Unhandled API error in %s", context.get("view").__class__.__name__)
-    return error_response(
-        code="server_error",
-        message="Something went wrong on our side; it has been logged.",
-        status_code=500,
-    )
+    # Anything else is a bug: DRF re-raises it, and core.middleware.ApiErrors logs it once
+    # with the request id and answers the JSON error shape.
+    return None
 
 
 def parse_bounded_int(
     raw: str | None, *, name: str, default: int, minimum: int, maximum: int
 ) -> int:
-    if raw is None or raw == "":
-        return default
     try:
-        value = int(raw)
-    except ValueError:
-        value = None
-    if value is None or not minimum <= value <= maximum:
-        raise ApplicationError(
-            f"'{name}' must be a whole number from {minimum} to {maximum}.",
-            fields={name: [f"Must be a whole number from {minimum} to {maximum}."]},
-        )
-    return value
+        return bounded_int(raw, name=name, default=default, minimum=minimum, maximum=maximum)
+    except NumberRefused as refused:
+        raise ApplicationError(str(refused), fields={name: [f"Must be {refused.range}."]}) from None
 
 
 class Pagination(pagination.BasePagination):
@@ -138,7 +125,7 @@ class Pagination(pagination.BasePagination):
             name="offset",
             default=0,
             minimum=0,
-            maximum=10**9,
+            maximum=QUERY_NUMBER_MAX,
         )
         self.count = queryset.count()
         return list(queryset[self.offset : self.offset + self.limit])

@@ -1,12 +1,15 @@
 from django.contrib import admin
+from django.db import models
 from django.utils.html import format_html_join
 
+from core.parsers import CheckedJSONDecoder
 from redblue.models import ArenaChallengeType, ArenaMessage, ArenaSession, ArenaUser, ScoringEntry
 from redblue.teams import admin as teams_admin  # noqa: F401 - registers the team admins
 
 
 @admin.register(ArenaChallengeType)
 class ArenaChallengeTypeAdmin(admin.ModelAdmin):
+    formfield_overrides = {models.JSONField: {"decoder": CheckedJSONDecoder}}
     list_display = ("name", "enabled", "created_at")
     list_editable = ("enabled",)
     search_fields = ("name",)
@@ -66,3 +69,8 @@ class ArenaUserAdmin(admin.ModelAdmin):
     list_display = ("user_id", "username", "model", "account")
     search_fields = ("user_id", "username")
     readonly_fields = ("user_id", "account", "created_at", "updated_at")
+
+    def has_add_permission(self, request, obj=None):
+        # An arena user is the hash of a player's public key, made when the player first
+        # plays; the admin only renames one (an added one had no id, and a second failed).
+        return False

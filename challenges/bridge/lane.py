@@ -22,7 +22,6 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 import psycopg
 from django.conf import settings
 from django.db import DatabaseError, connections
@@ -49,6 +48,7 @@ from core.aio_clients import (
 )
 from core.errors import ApplicationError
 from core.fastlane import LaneRequest, error_body, lane_counts, lane_read_body, lane_respond_json
+from core.parsers import JsonBodyError, json_loads
 from core.ratelimit import (
     RateCount,
     RateLimit,
@@ -142,11 +142,9 @@ def _is_scalar(value: Any) -> bool:
 
 def call_parse(body: bytes) -> _Call | None:
     """The call when the DRF serializer would take it exactly as sent, else None."""
-    if b"\\u0000" in body or b"\x00" in body:
-        return None
     try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError:
+        data = json_loads(body)
+    except JsonBodyError:
         return None
     if not isinstance(data, dict) or not _REQUIRED <= data.keys() <= _REQUIRED | _OPTIONAL:
         return None

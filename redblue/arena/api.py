@@ -5,16 +5,18 @@ the DRF one of the rest of the site. Identity is the player's invite code, read 
 HMAC session key (auth mode) or from `from` (standalone mode).
 """
 
-import json
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponseNotAllowed, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from core.numbers import QUERY_NUMBER_MAX, NumberRefused, bounded_int
+from core.parsers import MAX_JSON_INTEGER, JsonBodyError, json_loads
 from redblue.arena import auth, selectors, services
 from redblue.arena.services import ArenaError
 
@@ -48,12 +50,18 @@ def arena_view(view: Callable) -> Callable:
 
 
 def _body(request: HttpRequest) -> dict[str, Any]:
-    if not request.body:
+    try:
+        raw = request.body
+    except RequestDataTooBig:
+        raise ArenaError(
+            "The request body is too large.", code="PAYLOAD_TOO_LARGE", status=413
+        ) from None
+    if not raw:
         return {}
     try:
-        data = json.loads(request.body)
-    except (ValueError, UnicodeDecodeError):
-        raise ArenaError("Invalid JSON in request body") from None
+        data = json_loads(raw)
+    except JsonBodyError as refused:
+        raise ArenaError(f"Invalid JSON in request body: {refused}") from None
     if not isinstance(data, dict):
         raise ArenaError("The request body must be a JSON object.")
     return data
@@ -72,19 +80,17 @@ def _text(data: dict[str, Any], name: str, *, required: bool = True, limit: int 
     return value
 
 
-def _int(value: Any, name: str, *, default: int, minimum: int = 0) -> int:
-    if value is None or value == "":
-        return default
+def _int(
+    value: Any, name: str, *, default: int, minimum: int = 0, maximum: int = QUERY_NUMBER_MAX
+) -> int:
     try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise ArenaError(f"{name} must be an integer") from None
-    if number < minimum:
-        raise ArenaError(f"{name} must be at least {minimum}")
-    return number
+        return bounded_int(value, name=name, default=default, minimum=minimum, maximum=maximum)
+    except NumberRefused as refused:
+        raise ArenaError(str(refused)) from None
 
 
 def _page(request: HttpRequest, *, default_limit: int = 50) -> tuple[int, int]:
+    # A limit beyond the largest page is served as the largest page.
     limit = min(
         _int(request.GET.get("limit"), "limit", default=default_limit, minimum=1), MAX_LIMIT
     )
@@ -201,7 +207,7 @@ def arena_join(request: HttpRequest) -> JsonResponse:
         timestamp = body.get("timestamp")
         if not public_key or not signature or timestamp in (None, ""):
             raise ArenaError("publicKey, signature, and timestamp are required")
-        timestamp = _int(timestamp, "timestamp", default=0)
+        timestamp = _int(timestamp, "timestamp", default=0, maximum=MAX_JSON_INTEGER)
         try:
             auth.signature_verify(
                 public_key_hex=public_key,
@@ -368,7 +374,7 @@ def _user_update(request: HttpRequest) -> JsonResponse:
         signature = _text(body, "signature", required=False, limit=1000)
         if not public_key or not signature or body.get("timestamp") in (None, ""):
             raise ArenaError("publicKey, signature, and timestamp are required")
-        timestamp = _int(body.get("timestamp"), "timestamp", default=0)
+        timestamp = _int(body.get("timestamp"), "timestamp", default=0, maximum=MAX_JSON_INTEGER)
         try:
             auth.signature_verify(
                 public_key_hex=public_key,

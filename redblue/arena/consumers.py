@@ -4,8 +4,8 @@ A frame carries the new messages and the session's public state, so a page never
 fetch anything after a push."""
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from core.sockets import PushOnlyConsumer
 from redblue.arena import selectors
 from redblue.arena.services import arena_group
 
@@ -24,7 +24,7 @@ def _snapshot(session_id: str, account, after: dict[str, int]) -> dict | None:
     }
 
 
-class ArenaSessionConsumer(AsyncJsonWebsocketConsumer):
+class ArenaSessionConsumer(PushOnlyConsumer):
     async def connect(self):
         self.session_id = self.scope["url_route"]["kwargs"]["session_id"]
         self.next_index: dict[str, int] = {}
@@ -40,10 +40,6 @@ class ArenaSessionConsumer(AsyncJsonWebsocketConsumer):
     async def disconnect(self, code):
         if getattr(self, "group", None):
             await self.channel_layer.group_discard(self.group, self.channel_name)
-
-    async def receive_json(self, content, **kwargs):
-        # Read-only: players act through the page's forms (CSRF-protected) or the API.
-        return
 
     async def arena_changed(self, event):
         snapshot = await _snapshot(self.session_id, self.scope.get("user"), self.next_index)

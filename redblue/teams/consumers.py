@@ -4,9 +4,9 @@ the outcome (no prompts, no reply) of each pairing that changed."""
 import logging
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from redis.exceptions import RedisError
 
+from core.sockets import PushOnlyConsumer
 from redblue.teams.live import red_blue_group
 from redblue.teams.selectors import red_blue_challenge_visible_by_id, standings_for_challenge
 
@@ -19,7 +19,7 @@ def _visible_standings(challenge_id: str) -> dict | None:
     return standings_for_challenge(challenge=challenge) if challenge else None
 
 
-class RedBlueLeaderboardConsumer(AsyncJsonWebsocketConsumer):
+class RedBlueLeaderboardConsumer(PushOnlyConsumer):
     close_code_internal_error = 1011
 
     async def connect(self):
@@ -46,9 +46,6 @@ class RedBlueLeaderboardConsumer(AsyncJsonWebsocketConsumer):
                 await self.channel_layer.group_discard(group, self.channel_name)
             except RedisError as error:
                 logger.warning("Red/blue board socket could not leave %s: %r", group, error)
-
-    async def receive_json(self, content, **kwargs):
-        return  # read-only
 
     async def red_blue_changed(self, event):
         await self.send_json(

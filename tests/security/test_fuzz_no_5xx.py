@@ -1,14 +1,23 @@
-"""Every operation in the OpenAPI schema, sent hostile shapes through the real stack, answers
-a 4xx in the JSON error shape (or a 2xx), never a 5xx.
+"""Hostile input through the real stack never gets a 5xx, nor an HTML answer under the API
+prefixes (/api/, /web/api/, /console/api/, /bridge/), whose errors keep their surface's
+shape: SpecArena's {"error": "..."} under /api/, the SPEC's elsewhere.
+
+Four walks. Every operation of the OpenAPI schema, each body field mutated in turn. Every
+URL pattern Django resolves (admin, allauth, pages, the arena, the catch-alls), with path
+parameters filled with real rows' ids and with junk, probed with every method and, for the
+persona who reaches deepest, sent every hostile body and query; the other personas
+(anonymous, player, creator, bridge key, arena session key) get the probes, junk ids and the
+bodies refused before anything. Every websocket route, sent hostile frames. Every JSON box
+of the admin's forms.
 
 The shapes are the ones that once gave 500s: JSON nested 60,000 deep, NUL in every string
-(PostgreSQL stores none: run this under CI=true with DATABASE_URL too), integers beyond the
-database's columns, values of the wrong type, NUL and huge numbers in query strings and
-paths. Each operation is sent them as anonymous and as a workspace creator (the bridge's as
-a bridge key holder), with path ids of real rows, of unknown rows and malformed ones.
+(PostgreSQL stores none: run this under CI=true with DATABASE_URL too), 1e400 and integers
+beyond the database's columns, values of the wrong type, wrong content types, oversized
+bodies, NUL and overflowing numbers in query strings and paths, binary websocket frames.
 """
 
 import json
+import re
 import uuid
 from functools import cache
 from typing import Any
@@ -17,15 +26,27 @@ from urllib.parse import urlencode
 import pytest
 from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
+from django import forms
+from django.apps import apps
+from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.test import Client
+from django.urls import URLResolver, get_resolver, reverse
+from django.urls import resolve as resolve_path
 from drf_spectacular.generators import SchemaGenerator
 
 from challenges.services.bridge_keys import bridge_key_create
 from challenges.services.collections import collection_create
 from challenges.services.secrets import secret_create
-from players.services import token_issue
+from notifications.delivery import unsubscribe_token
+from notifications.services import webhook_endpoint_create
+from players.models import ApiToken
+from players.services import end_user_for_account, token_issue
+from redblue.arena.auth import session_key_for
+from redblue.arena.services import arena_join, arena_session_create
+from redblue.teams.services import red_blue_challenge_create
 from tests import factories
+from tests.servers import free_port
 
 pytestmark = pytest.mark.django_db
 
@@ -33,6 +54,10 @@ DEEP_JSON = "[" * 60_000 + "]" * 60_000
 HUGE_INTEGERS = [2**31, 10**12, -(2**31) - 1, 10**30]
 WRONG_TYPES = [[], {}, "not-the-type", 1.5, True, None]
 NUL_TEXT = "a\x00b"
+# Python has no float that dumps as 1e400 (it overflows to infinity): a marker stands in
+# and the body's text is rewritten.
+INFINITE = 1.2345678e300
+INFINITE_TEXT = json.dumps(INFINITE)
 
 
 @cache
@@ -93,11 +118,13 @@ def mutations_of(node: dict) -> list[tuple[str, Any]]:
     if kind in ("integer", "number"):
         found += [(f"integer {value}", value) for value in HUGE_INTEGERS]
         found.append(("float 1e308", 1e308))
+        found.append(("1e400", INFINITE))
     if kind == "object" or kind is None:
         found += [
             ("NUL in a nested value", {"key": NUL_TEXT}),
             ("NUL in a nested key", {"k\x00": 1}),
             ("a nested huge integer", {"key": 10**30}),
+            ("a nested 1e400", {"key": INFINITE}),
             ("nested 200 deep", json.loads("[" * 200 + "]" * 200)),
         ]
     if kind == "array":
@@ -134,7 +161,7 @@ def body_cases(operation: dict) -> list[tuple[str, str | bytes, str]]:
     ]
     for name, prop in body_schema.get("properties", {}).items():
         for label, value in mutations_of(prop):
-            body = json.dumps({**base, name: value})
+            body = json.dumps({**base, name: value}).replace(INFINITE_TEXT, "1e400")
             cases.append((f"{name}: {label}", body, "application/json"))
     return cases
 
@@ -150,9 +177,15 @@ def query_cases(operation: dict) -> list[tuple[str, dict]]:
 
 
 @pytest.fixture
-def world():
+def world(settings):
+    """Real rows for every kind of id a route takes, and the credentials of each persona."""
+    settings.ARENA_AUTH = "auth"
     workspace = factories.make_workspace("Fuzz Works")
     creator = factories.make_creator(workspace=workspace, email="fuzz-owner@example.com")
+    player = factories.make_player("fuzz-player@example.com")
+    superuser = get_user_model().objects.create_superuser(
+        username="root@example.com", email="root@example.com", password="pass-word-42"
+    )
     secret = secret_create(workspace=workspace, name="vault", value="SWORDFISH")
     challenge = factories.make_challenge(
         workspace=workspace,
@@ -163,15 +196,44 @@ def world():
     )
     collection = collection_create(workspace=workspace, user=creator, name="Fuzz collection")
     key, raw_key = bridge_key_create(workspace=workspace, name="fuzz")
+    red_blue = red_blue_challenge_create(workspace=workspace, user=creator, name="Fuzz league")
+    # A local port nothing listens on: a test delivery is refused at once, never sent out.
+    settings.EGRESS_ALLOW_HOSTS = ["127.0.0.1"]
+    endpoint = webhook_endpoint_create(workspace=workspace, url=f"http://127.0.0.1:{free_port()}/")
+    end_user = end_user_for_account(workspace=workspace, account=player)
+    player_token = token_issue(user=player)
+    session = arena_session_create(type_name="secret-keeper")
+    joined = arena_join(invite=session.invites[0], user_id="f" * 64)
+    session_key = session_key_for(challenge_id=str(session.pk), player_index=joined.player_index)
+    factories.make_player("fuzz-bystander@example.com")  # the account the admin walk deletes
     return {
         "ids": {
-            "challenge_id": challenge.id,
-            "collection_id": collection.id,
-            "secret_id": secret.id,
-            "key_id": key.id,
+            "challenge_id": [challenge.id, red_blue.id],
+            "collection_id": [collection.id],
+            "secret_id": [secret.id],
+            "key_id": [key.id],
+            "endpoint_id": [endpoint.id],
+            "end_user_id": [end_user.id],
+            "token_id": [ApiToken.objects.filter(user=player).values_list("id", flat=True)[0]],
+            "slug": [challenge.slug, collection.slug],
+            "workspace_slug": [workspace.slug],
+            "token": [unsubscribe_token(account_id=player.pk, preference="notify_on_first_blood")],
+            "name": ["secret-keeper", session.pk],
+            "type_name": ["secret-keeper"],
+            "session_id": [session.pk],
+            "channel": [session.pk],
+            "invite": [session.invites[1]],
+            "user_id": ["f" * 64],
+            "app_label": ["challenges"],
+            "path": ["nowhere"],
         },
-        "creator": f"Bearer {token_issue(user=creator)}",
-        "bridge": f"Bearer {raw_key}",
+        "accounts": {"player": player, "creator": creator, "superuser": superuser},
+        "authorization": {
+            "player": f"Bearer {player_token}",
+            "creator": f"Bearer {token_issue(user=creator)}",
+            "bridge key": f"Bearer {raw_key}",
+            "arena session key": f"Bearer {session_key}",
+        },
     }
 
 
@@ -192,11 +254,12 @@ def error_shape_problem(response) -> str | None:
 @pytest.mark.parametrize("method,path", operations(), ids=lambda value: value)
 def test_it_never_answers_a_5xx_to_hostile_input(world, method, path):
     operation = schema()["paths"][path][method.lower()]
-    credentials = {"anonymous": None, "creator": world["creator"]}
+    credentials = {"anonymous": None, "creator": world["authorization"]["creator"]}
     if path.startswith("/bridge/"):
-        credentials["bridge key"] = world["bridge"]
+        credentials["bridge key"] = world["authorization"]["bridge key"]
     real_path = path
-    for name, value in world["ids"].items():
+    for name, values in world["ids"].items():
+        value = values[-1] if "red-blue" in path else values[0]
         real_path = real_path.replace("{" + name + "}", str(value))
     paths = {real_path}
     if "{" in path:
@@ -245,10 +308,10 @@ def test_it_closes_websockets_to_unknown_paths_with_4404(path):
 
 
 def test_it_refuses_bridge_counters_beyond_their_columns(world):
-    client = Client(HTTP_AUTHORIZATION=world["bridge"])
+    client = Client(HTTP_AUTHORIZATION=world["authorization"]["bridge key"])
     for field, value in (("tokens_total", 10**12), ("elapsed_ms", 2**31)):
         body = {
-            "challenge_id": str(world["ids"]["challenge_id"]),
+            "challenge_id": str(world["ids"]["challenge_id"][0]),
             "output": "nothing",
             "workflow_run_id": str(uuid.uuid4()),
             field: value,
@@ -275,25 +338,391 @@ def test_it_explains_why_a_deep_or_nul_body_is_refused():
     assert "NUL" in query.json()["error"]["message"]
 
 
-def test_it_refuses_nul_and_deep_json_typed_into_the_admin(world):
-    from challenges.models import Challenge
+# --- every URL pattern Django resolves -------------------------------------------------
 
-    admin = get_user_model().objects.create_superuser(
-        username="root@example.com", email="root@example.com", password="pass-word-42"
-    )
-    challenge = Challenge.objects.get(id=world["ids"]["challenge_id"])
+API_PREFIXES = ("/api/", "/web/api/", "/console/api/", "/bridge/")
+OPENAPI_PAGES = ("/api/schema/", "/api/docs/")
+JUNK_IDS = [str(uuid.uuid4()), "not-a-uuid", "9" * 30, "x" * 300, "%00"]
+# Fields sent when a route has no schema: the arena's, the pages' forms and the usual ones.
+COMMON_FIELDS = [
+    "invite", "inviteId", "userId", "publicKey", "signature", "timestamp", "challengeId",
+    "content", "messageType", "channel", "to", "from", "username", "model", "name", "slug",
+    "prompt", "answer", "email", "password", "code", "method", "team", "scoring_config",
+    "evaluator_config", "target_config", "judge_config", "theme", "challenge_ids", "ids",
+]  # fmt: skip
+HOSTILE_LITERALS = [
+    "1e400", "-1e400", "99999999999999999999999", "NaN", "Infinity", '"a\\u0000b"',
+    '{"k\\u0000": 1}', '{"k": 1e400}', "[]", "{}", "true", "null", "1.5", "-1",
+    '"' + "x" * 20_000 + '"',
+]  # fmt: skip
+LONE_LITERALS = ["9" * 5000, "-" + "9" * 5000, "1" + "0" * 400 + ".5"]
+QUERY_NUMBERS = ["limit", "offset", "index", "p", "page"]
+QUERY_TEXTS = ["channel", "ids", "status", "format", "since", "workspace", "type", "key", "q"]
+FORM = "application/x-www-form-urlencoded"
+OVERSIZED = '{"a": "' + "x" * 300_000 + '"}'
+
+
+def url_patterns() -> list[tuple[str, Any]]:
+    """(route, URLPattern) for every pattern the root URLconf resolves, includes flattened."""
+
+    def walk(resolver, prefix: str):
+        for entry in resolver.url_patterns:
+            if isinstance(entry, URLResolver):
+                yield from walk(entry, prefix + str(entry.pattern))
+            else:
+                yield prefix + str(entry.pattern), entry
+
+    return list(walk(get_resolver(), ""))
+
+
+def fill(route: str, values: dict[str, str]) -> str:
+    """`route` (a path() route or a regex) with each parameter replaced by its value."""
+    path = re.sub(r"\(\?!.*?\)", "", route).replace("^", "").replace("$", "")
+    path = re.sub(r"\(\?P<(\w+)>[^)]*\)", lambda m: values.get(m[1], "fuzz"), path)
+    path = re.sub(r"\(\?:([^()|]*)(?:\|[^()]*)?\)\??", r"\1", path)  # its first alternative
+    path = re.sub(r"<(?:\w+:)?(\w+)>", lambda m: values.get(m[1], "fuzz"), path)
+    return "/" + path
+
+
+def parameters(route: str) -> list[str]:
+    return [a or b for a, b in re.findall(r"<(?:\w+:)?(\w+)>|\(\?P<(\w+)>", route)]
+
+
+def admin_object_ids(entry) -> list[str]:
+    # Admin routes are named <app>_<model>_<view>: the id of a row of that model, if any.
+    parts = (entry.name or "").split("_")
+    for cut in range(len(parts) - 1, 0, -1):
+        app_label, model_name = parts[0], "_".join(parts[1:cut])
+        try:
+            model = apps.get_model(app_label, model_name)
+        except (LookupError, ValueError):
+            continue
+        # The newest row: for accounts the world's bystander, so a delete spares the personas.
+        row = model._default_manager.order_by("-pk").values_list("pk", flat=True).first()
+        return [str(row)] if row is not None else []
+    return []
+
+
+def paths_for(route: str, entry, world) -> tuple[str, list[str]]:
+    """(the path with real ids, paths with junk in each parameter in turn)."""
+    names = parameters(route)
+    real = {name: str(world["ids"].get(name, ["fuzz"])[0]) for name in names}
+    if "red-blue" in route and "challenge_id" in names:
+        real["challenge_id"] = str(world["ids"]["challenge_id"][-1])
+    if "object_id" in names:
+        real["object_id"] = (admin_object_ids(entry) or ["1"])[0]
+    if "content_type_id" in names:
+        real["content_type_id"] = "1"
+    alternatives = re.search(r"\(\?P<app_label>([\w|]+)\)", route)
+    if alternatives:
+        real["app_label"] = alternatives[1].split("|")[0]
+    junk = []
+    for name in names:
+        for filler in [*(str(v) for v in world["ids"].get(name, [])[1:]), *JUNK_IDS]:
+            junk.append(fill(route, {**real, name: filler}))
+    return fill(route, real), junk
+
+
+def personas_for(route: str) -> list[str]:
+    """Who calls the route, the one who reaches deepest first (it gets every hostile input;
+    the others the probes, junk ids and the bodies that must be refused before anything)."""
+    if route.startswith("admin/"):
+        return ["superuser", "creator", "anonymous"]
+    if route.startswith("api/v1/"):  # the same views as under /api/, walked there as all
+        return ["anonymous, standalone arena", "arena session key"]
+    if route.startswith("api/"):
+        others = ["anonymous", "player", "creator", "bridge key"]
+        return ["anonymous, standalone arena", "arena session key", *others]
+    if route.startswith("bridge/"):
+        return ["bridge key", "anonymous", "player", "creator", "arena session key"]
+    if route.startswith("console/api/"):
+        return ["creator", "anonymous", "player", "bridge key", "arena session key"]
+    if route.startswith("web/api/"):
+        return ["player", "anonymous", "creator", "bridge key", "arena session key"]
+    return ["player", "anonymous", "creator"]
+
+
+def client_for(persona: str, world) -> Client:
+    authorization = world["authorization"].get(persona)
+    headers = {"HTTP_AUTHORIZATION": authorization} if authorization else {}
+    client = Client(raise_request_exception=False, **headers)
+    if persona in world["accounts"]:
+        client.force_login(world["accounts"][persona])
+    return client
+
+
+def fields_for(path: str) -> list[str]:
+    operation = schema()["paths"].get(re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", path), {})
+    found = set()
+    for method in operation.values():
+        content = (
+            method.get("requestBody", {}).get("content", {}) if isinstance(method, dict) else {}
+        )
+        for body in content.values():
+            found |= set(resolve(body["schema"]).get("properties", {}))
+    return sorted(found) or COMMON_FIELDS
+
+
+def hostile_bodies(route: str) -> list[tuple[str, Any, str]]:
+    """(label, body, content type); a dict body is sent as a multipart form."""
+    fields = fields_for("/" + route)
+    cases: list[tuple[str, Any, str]] = [
+        ("JSON nested 60,000 deep", DEEP_JSON, "application/json"),
+        ("JSON nested 60,000 deep as text", DEEP_JSON, "text/plain"),
+        ("objects nested 100 deep", '{"a":' * 100 + "1" + "}" * 100, "application/json"),
+        ("broken JSON", '{"a": ', "application/json"),
+        ("not UTF-8", b'{"a": "\xff\xfe"}', "application/json"),
+        ("a JSON list", "[]", "application/json"),
+        ("a JSON string", '"x"', "application/json"),
+        ("an empty body", "", "application/json"),
+        ("a bogus charset", "{}", "application/json; charset=bogus"),
+        ("XML", "<a>1</a>", "application/xml"),
+        ("a form with NUL", "&".join(f"{f}=a%00b" for f in fields), FORM),
+        ("multipart with NUL", {f: NUL_TEXT for f in fields}, "multipart/form-data"),
+        ("an oversized body", OVERSIZED, "application/json"),
+    ]  # fmt: skip
+    for literal in HOSTILE_LITERALS:
+        body = "{" + ", ".join(f'"{field}": {literal}' for field in fields) + "}"
+        cases.append((f"every field {literal[:24]}", body, "application/json"))
+    for literal in LONE_LITERALS:
+        body = f'{{"{fields[0]}": {literal}}}'
+        cases.append((f"a field {literal[:12]}…", body, "application/json"))
+    return cases
+
+
+def hostile_queries() -> list[tuple[str, dict]]:
+    cases: list[tuple[str, dict]] = [("NUL", {"limit": "\x00"})]
+    for name in QUERY_NUMBERS:
+        for value in ("9" * 30, "-1", "1e400", "99999999999"):
+            cases.append((f"?{name}={value[:12]}", {name: value}))
+    for value in ("x" * 2000, "[]", "9" * 30, "%"):
+        cases.append((f"texts={value[:12]}", {name: value for name in QUERY_TEXTS}))
+    return cases
+
+
+ADMIN_QUERIES = [
+    ("?p= too large", {"p": "9" * 30}),
+    ("?o= junk", {"o": "9" * 30 + ".-x"}),
+    ("?q= long", {"q": "x" * 2000}),
+    ("?pk__gt= too large", {"pk__gt": "9" * 30}),
+    ("?_to_field= junk", {"_to_field": "password", "_popup": "1"}),
+]
+
+
+def answer_problem(method: str, path: str, response) -> str | None:
+    """What is wrong with an answer: a 5xx anywhere; under the API prefixes an HTML page or
+    an error outside the surface's shape (a HEAD answer has no body to shape)."""
+    if response.status_code >= 500:
+        return "server error"
+    if not path.startswith(API_PREFIXES) or path.startswith("/api/docs/"):
+        return None
+    content_type = response.get("Content-Type", "")
+    if "html" in content_type and not (300 <= response.status_code < 400):
+        return "an HTML answer"
+    if response.status_code < 400 or method == "HEAD":
+        return None
+    try:
+        error = json.loads(response.content)["error"]
+    except (ValueError, KeyError, TypeError):
+        return "an error that is not JSON"
+    if path.startswith("/api/") and not path.startswith(OPENAPI_PAGES):
+        return None if isinstance(error, str) else "an error outside SpecArena's shape"
+    if not isinstance(error, dict) or set(error) != {"code", "message", "fields"}:
+        return "an error outside the JSON error shape"
+    return None
+
+
+def send(client: Client, method: str, path: str, query=None, body: Any = "", kind: str = ""):
+    if isinstance(body, dict):
+        return client.post(path, body)
+    url = f"{path}?{urlencode(query)}" if query else path
+    if method in ("GET", "HEAD"):
+        return client.generic(method, url)
+    return client.generic(method, url, body, content_type=kind)
+
+
+# Refused by the parser or the body limit whoever sends them.
+REFUSED_BEFORE_ANYTHING = {
+    "JSON nested 60,000 deep",
+    "every field 1e400",
+    "a form with NUL",
+    "an oversized body",
+}
+PROBED_METHODS = ["GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"]
+ROUTES = url_patterns()
+
+
+@pytest.mark.parametrize("route,entry", ROUTES, ids=[route for route, _ in ROUTES])
+def test_it_answers_every_route_without_a_5xx_or_an_html_error(world, settings, route, entry):
+    real, junk = paths_for(route, entry, world)
+    # Django leaves out the regexes' "^": the route that matched is the one under test.
+    matched = resolve_path(real).route
+    assert matched.replace("^", "") == route.replace("^", ""), f"{real} is not {route}"
+    is_admin = route.startswith("admin/")
+    bodies = hostile_bodies(route)
+    if is_admin:  # the admin reads forms; its JSON fields have their own test below
+        bodies = [case for case in bodies if case[2] != "application/json"]
+    bodies_for_everyone = [case for case in bodies if case[0] in REFUSED_BEFORE_ANYTHING]
+    failures = []
+    for rank, persona in enumerate(personas_for(route)):
+        deepest = rank < (2 if route.startswith("api/") else 1)
+        settings.ARENA_AUTH = "standalone" if "standalone" in persona else "auth"
+        client = client_for(persona, world)
+
+        def check(method, path, label, **sent):
+            response = send(client, method, path, **sent)
+            problem = answer_problem(method, path, response)
+            if problem:
+                body = b"" if response.streaming else response.content[:160]
+                failures.append(
+                    f"{persona} {method} {path[:80]} [{label}] -> {response.status_code} "
+                    f"{problem}: {body!r}"
+                )
+            return response
+
+        accepted = []
+        for method in PROBED_METHODS[:-1] if deepest else ["GET"] if is_admin else ["GET", "POST"]:
+            probe = check(method, real, "plausible", body="{}", kind="application/json")
+            if probe.status_code != 405:
+                accepted.append(method)
+        for path in junk if deepest else [] if is_admin else junk[:2]:
+            check("GET", path, "junk in the path")
+            if deepest:
+                check("POST", path, "junk in the path", body="{}", kind="application/json")
+        if "GET" in accepted and deepest:
+            for label, query in ADMIN_QUERIES if is_admin else hostile_queries():
+                check("GET", real, label, query=query)
+        for method in (m for m in accepted if m in ("POST", "PUT", "PATCH")):
+            for label, body, kind in bodies if deepest else bodies_for_everyone:
+                if isinstance(body, dict) and method != "POST":
+                    continue
+                check(method, real, label, body=body, kind=kind)
+        # Last, so the other shapes still find the real rows.
+        check("DELETE", real, "plausible")
+    assert not failures, f"{len(failures)} bad answers:\n" + "\n".join(failures[:40])
+
+
+# --- every websocket route ---------------------------------------------------------------
+
+
+def websocket_routes() -> list[str]:
+    from config.routing import websocket_urlpatterns
+
+    return [str(entry.pattern) for entry in websocket_urlpatterns]
+
+
+HOSTILE_FRAMES = [
+    {"text_data": DEEP_JSON},
+    {"text_data": '{"a": '},
+    {"text_data": '{"a": 1e400, "b": "\\u0000"}'},
+    {"text_data": "a\x00b"},
+    {"text_data": "x" * 300_000},
+    {"bytes_data": b"\xff\xfe\x00"},
+]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_keeps_every_websocket_up_under_hostile_frames(world):
+    from config.asgi import application
+
+    cookies = {}
+    for persona in ("player", "creator"):
+        client = Client()
+        client.force_login(world["accounts"][persona])
+        cookies[persona] = client.cookies.output(header="", sep=";").strip().encode()
+
+    async def visit(path: str, persona: str) -> str | None:
+        headers = [(b"origin", b"http://127.0.0.1")]
+        if persona in cookies:
+            headers.append((b"cookie", cookies[persona]))
+        if persona in world["authorization"]:
+            headers.append((b"authorization", world["authorization"][persona].encode()))
+        communicator = WebsocketCommunicator(application, path, headers=headers)
+        try:
+            connected, code = await communicator.connect(timeout=5)
+            if not connected:
+                return None if code == 4404 else f"refused with {code}"
+            await communicator.receive_output(timeout=5)  # the first push
+            for frame in HOSTILE_FRAMES:
+                await communicator.send_to(**frame)
+            await communicator.receive_nothing(timeout=0.2)
+            if communicator.future.done():
+                communicator.future.result()
+            await communicator.disconnect(timeout=5)
+        except Exception as error:  # noqa: BLE001 - any failure of the app is the finding
+            return f"{type(error).__name__}: {error}"[:200]
+        return None
+
+    visits = []
+    for route in websocket_routes():
+        if not route:
+            paths = ["/ws/nowhere/", "/ws/" + "x" * 3000]
+        else:
+            real, junk = paths_for(route, None, world)
+            paths = [real, *junk]
+        for path in paths:
+            for persona in ["anonymous", "player", "creator", "bridge key", "arena session key"]:
+                visits.append((path.replace("%00", "\x00"), persona))
+
+    async def scenario() -> list[str]:
+        # One event loop for every socket, as in a server process.
+        found = []
+        for path, persona in visits:
+            problem = await visit(path, persona)
+            if problem:
+                found.append(f"{persona} {path[:80]}: {problem}")
+        return found
+
+    failures = async_to_sync(scenario)()
+    assert not failures, "\n".join(failures[:40])
+
+
+# --- every JSON field of the admin -------------------------------------------------------
+
+HOSTILE_JSON_TEXT = [
+    '{"a": 1e400}',
+    '{"a": 99999999999999999999999}',
+    '{"a": NaN}',
+    '{"a": "\\u0000"}',
+    '{"\\u0000": 1}',
+    "[" * 5000 + "]" * 5000,
+    "[" * 60_000 + "]" * 60_000,
+]
+
+
+def admin_form_urls() -> list[str]:
+    """The add form of every admin, and the change form of a row of each where one exists."""
+    urls = []
+    for model in apps.get_models():
+        if not admin.site.is_registered(model):
+            continue
+        name = f"admin:{model._meta.app_label}_{model._meta.model_name}"
+        urls.append(reverse(f"{name}_add"))
+        row = model._default_manager.values_list("pk", flat=True).first()
+        if row is not None:
+            urls.append(reverse(f"{name}_change", args=[row]))
+    return urls
+
+
+def test_it_refuses_hostile_json_in_every_admin_json_field(world):
     client = Client(raise_request_exception=False)
-    client.force_login(admin)
-    url = f"/admin/challenges/challenge/{challenge.pk}/change/"
-    form = client.get(url).context["adminform"].form
-    data = {}
-    for name in form.fields:
-        value = form[name].value()
-        if value is not None:
-            data[name] = value
-    for bad in ('{"a": "\\u0000"}', '{"\\u0000": 1}', "[" * 5000 + "]" * 5000):
-        response = client.post(url, {**data, "target_config": bad})
-        assert response.status_code == 200  # the form again, with the error
-        assert "target_config" in response.context["adminform"].form.errors
-    challenge.refresh_from_db()
-    assert challenge.target_config == {}
+    client.force_login(world["accounts"]["superuser"])
+    checked, failures = 0, []
+    for url in admin_form_urls():
+        page = client.get(url)
+        if page.status_code != 200 or "adminform" not in (page.context or {}):
+            continue
+        form = page.context["adminform"].form
+        data = {name: form[name].value() for name in form.fields}
+        data = {name: value for name, value in data.items() if value is not None}
+        for name, field in form.fields.items():
+            if not isinstance(field, forms.JSONField) or field.disabled:
+                continue
+            for text in HOSTILE_JSON_TEXT:
+                checked += 1
+                response = client.post(url, {**data, name: text})
+                errors = response.context["adminform"].form.errors if response.context else {}
+                if response.status_code != 200 or name not in errors:
+                    failures.append(f"{url} {name}={text[:20]} -> {response.status_code}")
+    assert checked >= 7 * 8, checked  # the challenge's JSON boxes at least
+    assert not failures, "\n".join(failures[:40])
