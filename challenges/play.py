@@ -128,9 +128,17 @@ def _check_rate_limits(*, challenge: Challenge, account: AbstractBaseUser, ip: s
     )
 
 
+def _refuse_nul(text: str, *, field: str) -> None:
+    # PostgreSQL stores no NUL in text; a form post (unlike a JSON body) can carry one.
+    if "\x00" in text:
+        message = "Text may not contain NUL characters."
+        raise ApplicationError(message, fields={field: [message]})
+
+
 def _check_playable(*, challenge: Challenge, prompt: str) -> None:
     if not prompt or not prompt.strip():
         raise ApplicationError("Write a prompt first.", fields={"prompt": ["Required."]})
+    _refuse_nul(prompt, field="prompt")
     if len(prompt) > PROMPT_MAX_CHARS:
         raise ApplicationError(
             f"A prompt is at most {PROMPT_MAX_CHARS} characters.",
@@ -493,6 +501,7 @@ def attempt_guess(
         )
     if not (answer or "").strip():
         raise ApplicationError("Type your answer first.", fields={"answer": ["Required."]})
+    _refuse_nul(answer, field="answer")
     closed = challenge_closed_reason(challenge=challenge)
     if closed:
         raise ApplicationError(closed, code="challenge_closed", status=409)
