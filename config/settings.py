@@ -12,6 +12,8 @@ from urllib.parse import urlparse
 import environ
 from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from core.client_ip import trusted_proxy_networks
 
@@ -96,6 +98,9 @@ TEMPLATES = [
 # --- Database -------------------------------------------------------------------
 DATABASES = {"default": env.db_url("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's backend, refusing at once while PostgreSQL is known to be down instead of
+    # queueing every request for the pool's timeout (core/postgresql, docs/outages.md).
+    DATABASES["default"]["ENGINE"] = "core.postgresql"
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=0)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     # Under ASGI each request runs its sync code on a new thread, so persistent per-thread
@@ -126,6 +131,13 @@ if REDIS_URL:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="phc"),
+            # A Redis that is down fails a call at once (one retry, for a connection Redis
+            # closed) instead of redis-py's ten retries with backoff (docs/outages.md).
+            "OPTIONS": {
+                "socket_connect_timeout": 2,
+                "socket_timeout": 2,
+                "retry": Retry(NoBackoff(), 1),
+            },
         }
     }
     # channels_redis waits for messages with a 5 s BZPOPMIN; redis-py 8 made 5 s the default

@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
 from core.errors import ApplicationError, NotFoundError
+from core.outages import MESSAGE, outage_noted, retry_after_header, unavailable_dependency
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +94,16 @@ def exception_handler(exc: Exception, context: dict) -> Response:
             status_code=exc.status_code,
             headers=headers,
         )
+    if dependency := unavailable_dependency(exc):
+        outage_noted(dependency, exc)
+        response = error_response(
+            code="service_unavailable",
+            message=MESSAGE,
+            status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers=retry_after_header(),
+        )
+        response._has_been_logged = True  # see core.outages.unavailable_response
+        return response
     logger.exception("Unhandled API error in %s", context.get("view").__class__.__name__)
     return error_response(
         code="server_error",
