@@ -4,6 +4,7 @@ the API's exception handler (core/api.py) and by the site's 500 handler for ever
 else; docs/outages.md says what each use of Redis and PostgreSQL does meanwhile.
 """
 
+import contextlib
 import functools
 import logging
 import threading
@@ -85,7 +86,8 @@ def unavailable_response(request: HttpRequest) -> HttpResponse:
         # No request context: the context processors would ask the session and the user,
         # that is the database, for a page that says the database is away.
         response = HttpResponse(loader.render_to_string("503.html"), status=503)
-    response.headers.update(retry_after_header())
+    for name, value in retry_after_header().items():
+        response[name] = value
     # Already logged once by outage_noted; Django would log each refusal with a traceback.
     response._has_been_logged = True
     return response
@@ -116,9 +118,14 @@ def server_error_or_unavailable(request: HttpRequest) -> HttpResponse:
 Result = TypeVar("Result")
 
 
-def _connection_lost(connection: Any) -> bool:
-    raw = connection.connection
-    return raw is None or bool(getattr(raw, "closed", False))
+# PostgreSQL ended the session (57P01 admin shutdown, 57P02 crash, 57P03 starting up), or
+# the client lost it: psycopg raises those without a SQLSTATE.
+_SESSION_ENDED = {"57P01", "57P02", "57P03", None}
+
+
+def _session_ended(error: BaseException) -> bool:
+    cause = error.__cause__
+    return isinstance(cause, psycopg.OperationalError) and cause.sqlstate in _SESSION_ENDED
 
 
 def retry_if_connection_was_dead(function: Callable[..., Result]) -> Callable[..., Result]:
@@ -143,10 +150,15 @@ def retry_if_connection_was_dead(function: Callable[..., Result]) -> Callable[..
             with connection.execute_wrapper(count):
                 return function(*args, **kwargs)
         except (db.OperationalError, db.InterfaceError) as error:
-            if statements != 1 or not _connection_lost(connection):
+            if statements != 1 or not _session_ended(error):
                 raise
             logger.warning("Retrying %s on a new connection: %r", function.__name__, error)
         connection.close()
+        # Its neighbours in the pool died with it; test them, so the retry gets a live one.
+        pool = getattr(connection, "pool", None)
+        if pool is not None:
+            with contextlib.suppress(psycopg.Error):
+                pool.check()
         return function(*args, **kwargs)
 
     return run
@@ -159,8 +171,9 @@ class DatabaseOutage:
     """This process's view of whether PostgreSQL accepts connections: set by the pool's
     own connection attempts, so requests stop queueing for a pool that cannot fill."""
 
-    # While down, one caller a second tries a connection of its own; the rest fail at once.
-    PROBE_EVERY_SECONDS = 1.0
+    # While down, one caller every half second tries a connection of its own (the first at
+    # once: a restart is over in a moment); the others are refused without waiting.
+    PROBE_EVERY_SECONDS = 0.5
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -173,7 +186,7 @@ class DatabaseOutage:
             if not self.down:
                 self.down = True
                 self.pool_retired = False
-                self.next_probe_at = time.monotonic() + self.PROBE_EVERY_SECONDS
+                self.next_probe_at = time.monotonic()
 
     def ended(self) -> None:
         with self.lock:

@@ -4,7 +4,7 @@ With the psycopg pool on, a request asks the pool for a connection and waits up 
 DB_POOL_TIMEOUT for one; while PostgreSQL is stopped every request would wait that long
 before failing. Here the pool's own connection attempts say whether PostgreSQL answers
 (core.outages.DatabaseOutage): while it does not, callers are refused at once (a 503 with
-Retry-After), one of them a second tries a connection of its own, and the first that
+Retry-After), one of them every half second tries a connection of its own, and the first that
 succeeds ends the outage. The pool the outage left behind is closed, so its callers stop
 waiting and its reconnection backoff (up to minutes) does not delay the recovery: the next
 caller opens a fresh one.
@@ -59,7 +59,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
         if database_outage.claim_pool_retirement():
             self.close_pool()
         if not database_outage.claim_probe():
-            raise psycopg.OperationalError("PostgreSQL is unreachable (checked within a second).")
+            raise psycopg.OperationalError("PostgreSQL is unreachable (checked moments ago).")
         probe = {**conn_params, "connect_timeout": PROBE_CONNECT_TIMEOUT_SECONDS}
         self.Database.connect(**probe).close()
         logger.warning("PostgreSQL answers again; opening a new connection pool")
