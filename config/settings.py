@@ -175,8 +175,15 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=not REDIS_URL)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
+# The worker rides out a broker outage and reconnects by itself, however long it lasts;
+# a task still running when the connection drops finishes (its outcome is in PostgreSQL,
+# the sweeper covers a message the broker lost) rather than being cancelled half-way.
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", default="phc")
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# django-celery-beat's, kept alive while PostgreSQL is away (config/beat.py).
+CELERY_BEAT_SCHEDULER = "config.beat:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
 
 # --- Notifications (events, emails, webhooks) --------------------------------------
@@ -193,8 +200,9 @@ NOTIFICATIONS_WEBHOOK_RETRY_FOR_SECONDS = env.int(
 NOTIFICATIONS_WEBHOOK_TIMEOUT_SECONDS = env.float(
     "NOTIFICATIONS_WEBHOOK_TIMEOUT_SECONDS", default=10
 )
-# The sweeper re-queues events and deliveries whose task has been lost for this long.
-NOTIFICATIONS_SWEEP_GRACE_SECONDS = env.int("NOTIFICATIONS_SWEEP_GRACE_SECONDS", default=600)
+# The sweeper (every 10 s) re-queues events and deliveries whose task has been lost for
+# this long: what a fault drops is sent again within 30 s of being due (docs/outages.md).
+NOTIFICATIONS_SWEEP_GRACE_SECONDS = env.int("NOTIFICATIONS_SWEEP_GRACE_SECONDS", default=10)
 NOTIFICATIONS_DELIVERY_LOG_DAYS = env.int("NOTIFICATIONS_DELIVERY_LOG_DAYS", default=30)
 
 # --- Auth -------------------------------------------------------------------------
