@@ -156,8 +156,9 @@ def retry_if_connection_was_dead(function: Callable[..., Result]) -> Callable[..
         connection.close()
         # Its neighbours in the pool died with it; test them, so the retry gets a live one.
         pool = getattr(connection, "pool", None)
-        if pool is not None:
-            with contextlib.suppress(psycopg.Error):
+        if pool is not None and not pool.closed:
+            # AttributeError: the pool was closed meanwhile (an outage retired it).
+            with contextlib.suppress(psycopg.Error, AttributeError):
                 pool.check()
         return function(*args, **kwargs)
 

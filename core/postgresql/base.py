@@ -68,8 +68,9 @@ class DatabaseWrapper(base.DatabaseWrapper):
     def _close(self):
         lost = self._pooled() and self.connection is not None and self.connection.closed
         super()._close()
-        if lost and not database_outage.down:
+        if lost and not database_outage.down and not self.pool.closed:
             # The server closed this one (a restart): those idle in the pool died with it,
             # and each would fail a request of its own. Test them now, replace the dead.
-            with contextlib.suppress(psycopg.Error):
+            # (AttributeError: an outage closed the pool meanwhile.)
+            with contextlib.suppress(psycopg.Error, AttributeError):
                 self.pool.check()
