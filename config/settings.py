@@ -12,6 +12,8 @@ from urllib.parse import urlparse
 import environ
 from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from core.client_ip import trusted_proxy_networks
 
@@ -99,6 +101,9 @@ TEMPLATES = [
 # --- Database -------------------------------------------------------------------
 DATABASES = {"default": env.db_url("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's backend, refusing at once while PostgreSQL is known to be down instead of
+    # queueing every request for the pool's timeout (core/postgresql, docs/outages.md).
+    DATABASES["default"]["ENGINE"] = "core.postgresql"
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=0)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     # Under ASGI each request runs its sync code on a new thread, so persistent per-thread
@@ -129,6 +134,13 @@ if REDIS_URL:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="phc"),
+            # A Redis that is down fails a call at once (one retry, for a connection Redis
+            # closed) instead of redis-py's ten retries with backoff (docs/outages.md).
+            "OPTIONS": {
+                "socket_connect_timeout": 2,
+                "socket_timeout": 2,
+                "retry": Retry(NoBackoff(), 1),
+            },
         }
     }
     # channels_redis waits for messages with a 5 s BZPOPMIN; redis-py 8 made 5 s the default
@@ -166,8 +178,15 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=not REDIS_URL)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
+# The worker rides out a broker outage and reconnects by itself, however long it lasts;
+# a task still running when the connection drops finishes (its outcome is in PostgreSQL,
+# the sweeper covers a message the broker lost) rather than being cancelled half-way.
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", default="phc")
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# django-celery-beat's, kept alive while PostgreSQL is away (config/beat.py).
+CELERY_BEAT_SCHEDULER = "config.beat:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
 
 # --- Notifications (events, emails, webhooks) --------------------------------------
@@ -184,8 +203,9 @@ NOTIFICATIONS_WEBHOOK_RETRY_FOR_SECONDS = env.int(
 NOTIFICATIONS_WEBHOOK_TIMEOUT_SECONDS = env.float(
     "NOTIFICATIONS_WEBHOOK_TIMEOUT_SECONDS", default=10
 )
-# The sweeper re-queues events and deliveries whose task has been lost for this long.
-NOTIFICATIONS_SWEEP_GRACE_SECONDS = env.int("NOTIFICATIONS_SWEEP_GRACE_SECONDS", default=600)
+# The sweeper (every 10 s) re-queues events and deliveries whose task has been lost for
+# this long: what a fault drops is sent again within 30 s of being due (docs/outages.md).
+NOTIFICATIONS_SWEEP_GRACE_SECONDS = env.int("NOTIFICATIONS_SWEEP_GRACE_SECONDS", default=10)
 NOTIFICATIONS_DELIVERY_LOG_DAYS = env.int("NOTIFICATIONS_DELIVERY_LOG_DAYS", default=30)
 
 # --- Auth -------------------------------------------------------------------------

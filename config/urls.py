@@ -30,6 +30,9 @@ api_docs = csp_replace(
     SpectacularSwaggerSplitView.as_view(url_name="api-schema", http_method_names=["get", "head"])
 )
 
+# A dependency that is down answers 503 with Retry-After, anything else unhandled a 500.
+handler500 = "core.outages.server_error_or_unavailable"
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("allauth.urls")),

@@ -14,6 +14,7 @@ from rest_framework.utils.urls import remove_query_param, replace_query_param
 
 from core.errors import ApplicationError, NotFoundError
 from core.numbers import QUERY_NUMBER_MAX, NumberRefused, bounded_int
+from core.outages import MESSAGE, outage_noted, retry_after_header, unavailable_dependency
 
 
 def error_response(
@@ -91,6 +92,16 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
             status_code=exc.status_code,
             headers=headers,
         )
+    if dependency := unavailable_dependency(exc):
+        outage_noted(dependency, exc)
+        response = error_response(
+            code="service_unavailable",
+            message=MESSAGE,
+            status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers=retry_after_header(),
+        )
+        response._has_been_logged = True  # see core.outages.unavailable_response
+        return response
     # Anything else is a bug: DRF re-raises it, and core.middleware.ApiErrors logs it once
     # with the request id and answers the JSON error shape.
     return None

@@ -1,5 +1,6 @@
 """Rate limits and in-flight caps kept in Redis (production) or the local process (embedded)."""
 
+import logging
 import threading
 import time
 import uuid
@@ -7,9 +8,13 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import cache
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from core.client_ip import client_ip
 from core.errors import ApplicationError
+
+logger = logging.getLogger(__name__)
 
 # The callers that limit per client address take it from here, read through TRUSTED_PROXIES.
 __all__ = [
@@ -41,8 +46,17 @@ def _redis():
     global _redis_client
     if _redis_client is None and settings.REDIS_URL:
         import redis
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
 
-        _redis_client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2)
+        # One retry at once (a connection Redis closed), not ten with backoff: a Redis
+        # that is down answers the request with a 503 now (docs/outages.md).
+        _redis_client = redis.Redis.from_url(
+            settings.REDIS_URL,
+            socket_timeout=2,
+            socket_connect_timeout=2,
+            retry=Retry(NoBackoff(), 1),
+        )
     return _redis_client
 
 
@@ -223,9 +237,14 @@ def in_flight_claim(*, scope: str, key: str, limit: int, expiry_seconds: int) ->
 
 
 def in_flight_release(claim: InFlightClaim) -> None:
+    """Give the slot back. A Redis that went away meanwhile keeps it until it expires: the
+    attempt it guarded is still recorded (docs/outages.md)."""
     client = _redis()
     if client is not None:
-        client.zrem(claim.cache_key, claim.token)
+        try:
+            client.zrem(claim.cache_key, claim.token)
+        except (RedisConnectionError, RedisTimeoutError):
+            logger.warning("Could not release in-flight slot %s; it expires", claim.cache_key)
         return
     with _local_claims_lock:
         claims = _local_claims.get(claim.cache_key, {})

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.core import signing
 from django.core.mail import send_mail
 from django.db import transaction
+from django.db.models import F, Q
 from django.urls import reverse
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
@@ -42,6 +43,20 @@ class TryOutcome:
     error: str = ""
 
 
+@dataclass(frozen=True)
+class PostAnswer:
+    """What one POST got back, before anything is written: it travels with a task's retry
+    when the database was away, so an answer received is recorded, not asked for again."""
+
+    status_code: int | None
+    error: str
+    refusal: str | None
+
+
+# A retry task may run a moment before the time its delivery was given.
+_EARLY_SECONDS = 2
+
+
 def retry_delay_seconds(*, retries_done: int) -> float:
     """Exponential backoff with jitter: base·2^n capped, then a random share of it."""
     ceiling = min(
@@ -51,61 +66,91 @@ def retry_delay_seconds(*, retries_done: int) -> float:
     return ceiling * (0.5 + random.random() / 2)  # noqa: S311 - jitter, not security
 
 
-def webhook_try(*, delivery: WebhookDelivery) -> TryOutcome:
-    """POST the event to the endpoint once, signed; log the try; settle the delivery."""
+def delivery_lease_seconds() -> float:
+    """How long a claimed try may take: the POST's timeout and a margin."""
+    return settings.NOTIFICATIONS_WEBHOOK_TIMEOUT_SECONDS + 5
+
+
+def delivery_claim(*, delivery_id: Any) -> WebhookDelivery | None:
+    """Take a pending delivery that is due for one try, or None.
+
+    One conditional UPDATE moves its next try past the lease, so a second task for the same
+    delivery (the sweeper's re-queue, a message the broker handed out again) finds it taken
+    and sends nothing; a worker that dies mid-try leaves it to the sweeper once the lease
+    has passed.
+    """
+    now = timezone.now()
+    taken = (
+        WebhookDelivery.objects.filter(pk=delivery_id, status=WebhookDelivery.Status.PENDING)
+        .filter(
+            Q(next_retry_at__isnull=True)
+            | Q(next_retry_at__lte=now + timedelta(seconds=_EARLY_SECONDS))
+        )
+        .update(next_retry_at=now + timedelta(seconds=delivery_lease_seconds()))
+    )
+    if not taken:
+        return None
+    return WebhookDelivery.objects.select_related("endpoint", "event").get(pk=delivery_id)
+
+
+def webhook_post(*, delivery: WebhookDelivery) -> PostAnswer:
+    """POST the event to the endpoint once, signed; nothing is written here."""
     endpoint, event = delivery.endpoint, delivery.event
     body = json.dumps(event.payload, separators=(",", ":"))
     now = timezone.now()
-    status_code, error = None, ""
     refusal = url_refusal(endpoint.url)
     if refusal:
-        error = f"refused by the egress guard: {refusal}"
-    else:
-        # The same webhook-id on every try lets the receiver drop repeats.
-        msg_id = f"msg_{delivery.pk.hex}"
-        headers = {
-            "content-type": "application/json",
-            "webhook-id": msg_id,
-            "webhook-timestamp": str(int(now.timestamp())),
-            "webhook-signature": Webhook(endpoint.secret).sign(
-                msg_id=msg_id, timestamp=now, data=body
-            ),
-        }
-        try:
-            with guarded_client(
-                timeout=settings.NOTIFICATIONS_WEBHOOK_TIMEOUT_SECONDS, retries=0
-            ) as client:
-                response = client.post(endpoint.url, content=body.encode(), headers=headers)
-            status_code = response.status_code
-            if not 200 <= status_code < 300:
-                error = f"HTTP {status_code}"
-        except httpx.HTTPError as exc:
-            guard = refusal_in(exc)
-            error = f"refused by the egress guard: {guard}" if guard else repr(exc)[:500]
-            refusal = str(guard) if guard else None
+        return PostAnswer(None, f"refused by the egress guard: {refusal}", str(refusal))
+    # The same webhook-id on every try lets the receiver drop repeats.
+    msg_id = f"msg_{delivery.pk.hex}"
+    headers = {
+        "content-type": "application/json",
+        "webhook-id": msg_id,
+        "webhook-timestamp": str(int(now.timestamp())),
+        "webhook-signature": Webhook(endpoint.secret).sign(msg_id=msg_id, timestamp=now, data=body),
+    }
+    try:
+        with guarded_client(
+            timeout=settings.NOTIFICATIONS_WEBHOOK_TIMEOUT_SECONDS, retries=0
+        ) as client:
+            response = client.post(endpoint.url, content=body.encode(), headers=headers)
+    except httpx.HTTPError as exc:
+        guard = refusal_in(exc)
+        if guard:
+            return PostAnswer(None, f"refused by the egress guard: {guard}", str(guard))
+        return PostAnswer(None, repr(exc)[:500], None)
+    error = "" if 200 <= response.status_code < 300 else f"HTTP {response.status_code}"
+    return PostAnswer(response.status_code, error, None)
+
+
+def webhook_try_record(*, delivery_id: Any, answer: PostAnswer) -> TryOutcome:
+    """Log the try and settle the delivery: delivered on a 2xx (the acknowledgement that
+    ends its tries), failed on 410 Gone or a refusal, else left pending for a retry."""
+    status_code, error = answer.status_code, answer.error
     delivered = status_code is not None and 200 <= status_code < 300
     gone = status_code == 410
+    final = delivered or gone or bool(answer.refusal)
+    changes: dict[str, Any] = {"attempts": F("attempts") + 1, "last_error": error}
+    if delivered:
+        changes.update(
+            status=WebhookDelivery.Status.DELIVERED,
+            delivered_at=timezone.now(),
+            next_retry_at=None,
+        )
+    elif final:
+        changes.update(status=WebhookDelivery.Status.FAILED, next_retry_at=None)
     with transaction.atomic():
         WebhookDeliveryTry.objects.create(
-            delivery=delivery, status_code=status_code, error=error, succeeded=delivered
+            delivery_id=delivery_id, status_code=status_code, error=error, succeeded=delivered
         )
-        delivery.attempts += 1
-        delivery.last_error = error
-        if delivered:
-            delivery.status = WebhookDelivery.Status.DELIVERED
-            delivery.delivered_at = timezone.now()
-            delivery.next_retry_at = None
-        elif gone or refusal:
-            delivery.status = WebhookDelivery.Status.FAILED
-            delivery.next_retry_at = None
-            if gone:
-                WebhookEndpoint.objects.filter(pk=endpoint.pk).update(
-                    active=False, disabled_reason="The endpoint answered 410 Gone."
-                )
-        delivery.save(
-            update_fields=["attempts", "last_error", "status", "delivered_at", "next_retry_at"]
-        )
-    return TryOutcome(delivered=delivered, final=delivered or gone or bool(refusal), error=error)
+        WebhookDelivery.objects.filter(
+            pk=delivery_id, status=WebhookDelivery.Status.PENDING
+        ).update(**changes)
+        if gone:
+            WebhookEndpoint.objects.filter(deliveries__pk=delivery_id).update(
+                active=False, disabled_reason="The endpoint answered 410 Gone."
+            )
+    return TryOutcome(delivered=delivered, final=final, error=error)
 
 
 def delivery_schedule_retry(*, delivery_id: Any, delay: float) -> None:

@@ -1,15 +1,18 @@
-"""Real servers for the tests that need one: uvicorn serving config.asgi on a free port."""
+"""Real servers for the tests that need one: uvicorn serving config.asgi on a free port, a
+Celery worker, and a private Redis or PostgreSQL that a fault test may stop and start."""
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -134,137 +137,120 @@ def celery_worker(*, name: str) -> Iterator[subprocess.Popen]:
 
 
 class PrivateRedis:
-    """A redis-server of the test's own (no persistence), to stop and start under a server."""
+    """A redis-server of the test's own (no persistence, as in production): stop and start
+    it at will, nothing else on the machine uses it."""
 
-    def __init__(self, port: int, directory: str) -> None:
+    def __init__(self, port: int) -> None:
         self.port = port
         self.url = f"redis://127.0.0.1:{port}/0"
-        self.directory = directory
         self.process: subprocess.Popen | None = None
 
     def start(self) -> None:
         command = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1"]
-        command += ["--save", "", "--appendonly", "no", "--dir", self.directory]
-        self.process = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        _wait_for_port(self.port, process=self.process, what="redis-server")
+        command += ["--save", "", "--appendonly", "no", "--loglevel", "warning"]
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as probe:
+                    probe.sendall(b"PING\r\n")
+                    if probe.recv(7) == b"+PONG\r\n":
+                        return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        pytest.fail("the private redis-server did not start")
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(timeout=30)
-        self.process = None
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            self.process = None
 
 
 @contextmanager
 def private_redis(port: int | None = None) -> Iterator[PrivateRedis]:
-    """A private redis-server on `port` (a free one by default), stopped on the way out."""
-    import tempfile
+    if shutil.which("redis-server") is None:
+        from tests.conftest import require_service
 
-    with tempfile.TemporaryDirectory(prefix="phc-redis-") as directory:
-        server = PrivateRedis(port or free_port(), directory)
-        server.start()
-        try:
-            yield server
-        finally:
-            server.stop()
+        require_service("redis-server", False, "install redis-server")
+    server = PrivateRedis(port or free_port())
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+POSTGRES_BIN = Path("/usr/lib/postgresql")
 
 
 class PrivatePostgres:
-    """A PostgreSQL cluster of the test's own (trust auth, user postgres), on its own port:
-    stopping or restarting it disturbs nothing else on the machine."""
+    """A PostgreSQL cluster of the test's own, in a temporary directory, run as the
+    postgres user with trust authentication: stop, start and restart it at will."""
 
-    def __init__(self, port: int, directory: str) -> None:
+    def __init__(self, bin_dir: Path, data_dir: Path, port: int) -> None:
+        self.bin_dir = bin_dir
+        self.data_dir = data_dir
         self.port = port
-        self.directory = directory
-        self.data = os.path.join(directory, "data")
 
     def url(self, database: str = "postgres") -> str:
         return f"postgres://postgres@127.0.0.1:{self.port}/{database}"
 
-    def _pg_ctl(self, *arguments: str) -> None:
-        _as_postgres([_postgres_program("pg_ctl"), "-D", self.data, "-w", *arguments])
+    def _pg_ctl(self, *args: str) -> None:
+        command = ["runuser", "-u", "postgres", "--", str(self.bin_dir / "pg_ctl")]
+        command += ["-D", str(self.data_dir), "-w", "-t", "60", *args]
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
 
     def start(self) -> None:
-        options = f"-p {self.port} -k {self.directory} -c listen_addresses=127.0.0.1"
-        options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-        log = os.path.join(self.directory, "server.log")
-        self._pg_ctl("-o", options, "-l", log, "start")
+        options = f"-p {self.port} -k {self.data_dir} -c listen_addresses=127.0.0.1 -c fsync=off"
+        self._pg_ctl("-o", options, "-l", str(self.data_dir / "server.log"), "start")
 
-    def stop(self) -> None:
-        self._pg_ctl("-m", "fast", "stop")
+    def stop(self, mode: str = "fast") -> None:
+        self._pg_ctl("-m", mode, "stop")
 
     def restart(self) -> None:
         self.stop()
         self.start()
 
-    def create_database(self, name: str) -> None:
-        import psycopg
-
-        with psycopg.connect(self.url(), autocommit=True) as connection:
-            connection.execute(f'CREATE DATABASE "{name}"')
+    def create_database(self, name: str, *, copy_of: str = "") -> str:
+        """A new database, empty or a copy of the one at URL `copy_of` (schema and rows)."""
+        command = ["runuser", "-u", "postgres", "--", str(self.bin_dir / "createdb")]
+        command += ["-h", "127.0.0.1", "-p", str(self.port), name]
+        subprocess.run(command, check=True)
+        if copy_of:
+            dump = subprocess.run(
+                [str(self.bin_dir / "pg_dump"), "--no-owner", copy_of],
+                check=True,
+                capture_output=True,
+            )
+            subprocess.run(
+                [str(self.bin_dir / "psql"), "-q", "-v", "ON_ERROR_STOP=1", self.url(name)],
+                input=dump.stdout,
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
+        return self.url(name)
 
 
 @contextmanager
 def private_postgres() -> Iterator[PrivatePostgres]:
-    """A fresh PostgreSQL cluster on a free port, removed on the way out. As root, the
-    cluster runs as the postgres user (PostgreSQL refuses root)."""
-    import shutil
-    import tempfile
+    versions = sorted(POSTGRES_BIN.glob("*/bin/initdb"))
+    if not versions or shutil.which("runuser") is None or os.geteuid() != 0:
+        from tests.conftest import require_service
 
-    directory = tempfile.mkdtemp(prefix="phc-postgres-")
+        require_service("a private PostgreSQL", False, "needs initdb, runuser and root")
+    bin_dir = versions[-1].parent
+    data_dir = Path(tempfile.mkdtemp(prefix="phc-pg-"))
+    shutil.chown(data_dir, user="postgres")
+    command = ["runuser", "-u", "postgres", "--", str(bin_dir / "initdb"), "-D", str(data_dir)]
+    command += ["-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"]
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    server = PrivatePostgres(bin_dir, data_dir, free_port())
+    server.start()
     try:
-        if os.geteuid() == 0:
-            shutil.chown(directory, user="postgres")
-        server = PrivatePostgres(free_port(), directory)
-        initdb = [_postgres_program("initdb"), "-D", server.data, "-U", "postgres"]
-        _as_postgres([*initdb, "-A", "trust", "--no-sync", "-E", "UTF8"])
-        server.start()
-        try:
-            yield server
-        finally:
-            with suppress(subprocess.CalledProcessError):
-                server.stop()
+        yield server
     finally:
-        shutil.rmtree(directory, ignore_errors=True)
-
-
-def _postgres_program(name: str) -> str:
-    import glob
-    import shutil
-
-    found = shutil.which(name)
-    if found:
-        return found
-    versions = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), key=_version_key)
-    if not versions:
-        pytest.skip(f"PostgreSQL's {name} is not installed")
-    return versions[-1]
-
-
-def _version_key(path: str) -> int:
-    version = Path(path).parent.parent.name
-    return int(version) if version.isdigit() else 0
-
-
-def _as_postgres(command: list[str]) -> None:
-    if os.geteuid() == 0:
-        command = ["runuser", "-u", "postgres", "--", *command]
-    # No pipes: a server pg_ctl starts would hold them open past pg_ctl's exit.
-    subprocess.run(
-        command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120
-    )
-
-
-def _wait_for_port(port: int, *, process: subprocess.Popen, what: str) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"{what} exited")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    pytest.fail(f"{what} did not start")
+        with contextlib.suppress(subprocess.CalledProcessError):  # the test stopped it
+            server.stop("immediate")
+        shutil.rmtree(data_dir, ignore_errors=True)

@@ -24,6 +24,7 @@ from challenges.services.evaluation import (
 from challenges.services.secrets import secret_value_for
 from core.disguises import secret_shows_in
 from core.errors import ApplicationError, NotFoundError
+from core.outages import retry_if_connection_was_dead
 from core.ratelimit import rate_limit_hit
 from core.redaction import REDACTED, redact_secrets
 from core.threads import run_orm
@@ -203,6 +204,7 @@ def answer_body(*, verdict: Verdict, output: str, secret: str | None, hidden: li
     return body
 
 
+@retry_if_connection_was_dead
 def _store(
     *, workspace_id, endpoint: str, workflow_run_id: str, body: dict, record=None
 ) -> BridgeAnswer:

@@ -16,6 +16,7 @@ from challenges.models import AttemptOwnText, Challenge, ChallengeAttempt, Leade
 from challenges.scoring import Standing, standing_for
 from challenges.services.secrets import secret_value_for
 from core.errors import ApplicationError
+from core.outages import retry_if_connection_was_dead
 from core.redaction import redact_secrets, redact_secrets_in_json
 from judging.verdicts import Verdict
 from players.models import EndUser
@@ -78,6 +79,7 @@ def attempt_build(
     return attempt, standing
 
 
+@retry_if_connection_was_dead
 def attempt_record(
     *,
     challenge: Challenge,
