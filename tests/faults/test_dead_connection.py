@@ -16,11 +16,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _end_every_other_session() -> None:
+    """End this test's own session, as a restart would: only its own, so connections other
+    tests' threads (a live server's) keep are left alive."""
+    pid = connection.connection.info.backend_pid
     with psycopg.connect(subprocess_database_url(), autocommit=True) as admin:
-        admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        )
+        admin.execute("SELECT pg_terminate_backend(%s)", [pid])
 
 
 def test_it_records_an_attempt_on_a_fresh_connection_after_the_sessions_were_ended(workspace):
