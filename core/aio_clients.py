@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import connections
 
 from core.errors import ApplicationError
+from core.outages import postgres_unreachable
 
 logger = logging.getLogger(__name__)
 
@@ -132,32 +133,6 @@ def redis_client():
         )
         _redis_clients[loop] = client
     return client
-
-
-def postgres_unreachable(error: BaseException) -> bool:
-    """Whether `error` — psycopg's, its pool's, or Django's wrapping of either — says that
-    PostgreSQL is out of reach, not that it refused a statement (a deadlock, a timeout)."""
-    while error is not None:
-        if isinstance(error, psycopg.OperationalError):
-            # No SQLSTATE: the client's own (refused, closed, a pool timeout); 08: the
-            # connection; 57P: shut down, restarting; 53300: no connection slot left.
-            state = error.sqlstate or ""
-            return not state or state.startswith(("08", "57P")) or state == "53300"
-        error = error.__cause__
-    return False
-
-
-def postgres_connection_died(error: BaseException) -> bool:
-    """Whether `error` is PostgreSQL out of reach on a connection already lent (a restart
-    closes them all), not a wait for one that timed out."""
-    from psycopg_pool import PoolClosed, PoolTimeout, TooManyRequests
-
-    cause = error
-    while cause is not None and not isinstance(cause, psycopg.Error):
-        cause = cause.__cause__
-    return postgres_unreachable(error) and not isinstance(
-        cause, PoolTimeout | PoolClosed | TooManyRequests
-    )
 
 
 def postgres_unavailable() -> ApplicationError:

@@ -9,7 +9,7 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import psycopg
@@ -28,27 +28,51 @@ JSON_PREFIXES = ("/console/api/", "/web/api/", "/bridge/")
 ARENA_PREFIX = "/api/"
 _LOG_EVERY_SECONDS = 10.0
 
-_DATABASE_ERRORS = (
-    db.OperationalError,
-    db.InterfaceError,
-    psycopg.OperationalError,
-    psycopg.InterfaceError,
-)
 _REDIS_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+
+
+def _causes(error: BaseException | None) -> Iterator[BaseException]:
+    """`error` and the errors it was raised from (Django wraps psycopg's, kombu wraps
+    redis-py's)."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        yield error
+        error = error.__cause__ or error.__context__
+
+
+def postgres_unreachable(error: BaseException | None) -> bool:
+    """Whether `error` says PostgreSQL is out of reach or lost the connection — not that it
+    refused a statement (a deadlock, a cancelled statement, a constraint)."""
+    for cause in _causes(error):
+        if isinstance(cause, psycopg.InterfaceError | db.InterfaceError):
+            return True  # the connection is closed
+        if isinstance(cause, psycopg.OperationalError):
+            # No SQLSTATE: the client's own (refused, closed, a pool timeout); 08: the
+            # connection; 57P: shut down, crashed, starting up; 53300: no slot left.
+            state = cause.sqlstate or ""
+            return not state or state.startswith(("08", "57P")) or state == "53300"
+    return False
+
+
+def postgres_connection_died(error: BaseException | None) -> bool:
+    """Whether `error` is PostgreSQL out of reach on a connection already lent (a restart
+    ends every session), not a wait for a connection that timed out: nothing the failed
+    statement sent was run, so running it again is safe."""
+    from psycopg_pool import PoolClosed, PoolTimeout, TooManyRequests
+
+    waited = any(
+        isinstance(cause, PoolTimeout | PoolClosed | TooManyRequests) for cause in _causes(error)
+    )
+    return postgres_unreachable(error) and not waited
 
 
 def unavailable_dependency(error: BaseException | None) -> str | None:
     """ "PostgreSQL" or "Redis" when `error`, or an error it was raised from, says that
     dependency could not be reached or lost the connection; None for anything else."""
-    seen: set[int] = set()
-    while error is not None and id(error) not in seen:
-        seen.add(id(error))
-        if isinstance(error, _DATABASE_ERRORS):
-            return "PostgreSQL"
-        if isinstance(error, _REDIS_ERRORS):
-            return "Redis"
-        error = error.__cause__ or error.__context__
-    return None
+    if any(isinstance(cause, _REDIS_ERRORS) for cause in _causes(error)):
+        return "Redis"
+    return "PostgreSQL" if postgres_unreachable(error) else None
 
 
 _last_logged: dict[str, float] = {}
@@ -118,16 +142,6 @@ def server_error_or_unavailable(request: HttpRequest) -> HttpResponse:
 Result = TypeVar("Result")
 
 
-# PostgreSQL ended the session (57P01 admin shutdown, 57P02 crash, 57P03 starting up), or
-# the client lost it: psycopg raises those without a SQLSTATE.
-_SESSION_ENDED = {"57P01", "57P02", "57P03", None}
-
-
-def _session_ended(error: BaseException) -> bool:
-    cause = error.__cause__
-    return isinstance(cause, psycopg.OperationalError) and cause.sqlstate in _SESSION_ENDED
-
-
 def retry_if_connection_was_dead(function: Callable[..., Result]) -> Callable[..., Result]:
     """Run `function` a second time, once, when its very first statement failed because the
     connection it was lent had died before (PostgreSQL restarted while it sat in the pool):
@@ -150,7 +164,7 @@ def retry_if_connection_was_dead(function: Callable[..., Result]) -> Callable[..
             with connection.execute_wrapper(count):
                 return function(*args, **kwargs)
         except (db.OperationalError, db.InterfaceError) as error:
-            if statements != 1 or not _session_ended(error):
+            if statements != 1 or not postgres_connection_died(error):
                 raise
             logger.warning("Retrying %s on a new connection: %r", function.__name__, error)
         connection.close()

@@ -46,9 +46,7 @@ def uvicorn_process(
     """uvicorn_server that also yields the process, for a test that stops it itself;
     `options` replace the default ones (no lifespan, a 5 s graceful shutdown).
 
-    The server runs in its own process group so workers stop with their supervisor; its
-    output is read as it comes (a full pipe would stop the server mid-write) and printed on
-    the way out, which pytest shows when the test fails.
+    It runs as a `process_group`.
     """
     port = free_port()
     command = [sys.executable, "-m", "uvicorn", "config.asgi:application"]
@@ -58,6 +56,19 @@ def uvicorn_process(
     command += options
     if workers > 1:
         command += ["--workers", str(workers)]
+    with process_group(command, env=env) as (process, output):
+        _wait_until_listening(process, port, start_seconds, output)
+        yield process, port
+
+
+@contextmanager
+def process_group(
+    command: list[str], *, env: dict[str, str], stop_seconds: float = 30
+) -> Iterator[tuple[subprocess.Popen, list[str]]]:
+    """`command` in a process group of its own, so its children (uvicorn's or Celery's
+    workers) stop with it: SIGTERM on the way out, SIGKILL after `stop_seconds`. Its output
+    is read as it comes (a full pipe would stop it mid-write) and printed on the way out,
+    which pytest shows when the test fails."""
     process = subprocess.Popen(
         command,
         cwd=ROOT,
@@ -71,15 +82,15 @@ def uvicorn_process(
     reader = threading.Thread(target=output.extend, args=(process.stdout,), daemon=True)
     reader.start()
     try:
-        _wait_until_listening(process, port, start_seconds, output)
-        yield process, port
+        yield process, output
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGTERM)
         try:
-            process.wait(timeout=30)
+            process.wait(timeout=stop_seconds)
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
             process.wait()
         reader.join(timeout=10)
         print("".join(output))

@@ -37,17 +37,16 @@ from challenges.services.attempts import attempt_build
 from challenges.services.evaluation import challenge_evaluate_async
 from challenges.services.secrets import player_secret
 from core.aio_clients import (
-    postgres_connection_died,
     postgres_in_use,
     postgres_known_down,
     postgres_outage_begins,
     postgres_refuse_while_down,
     postgres_unavailable,
-    postgres_unreachable,
     redis_client,
 )
 from core.errors import ApplicationError
 from core.fastlane import LaneRequest, error_body, lane_counts, lane_read_body, lane_respond_json
+from core.outages import postgres_connection_died, postgres_unreachable
 from core.parsers import JsonBodyError, json_loads
 from core.ratelimit import (
     RateCount,

@@ -22,8 +22,7 @@ def _count_per_challenge(queryset: QuerySet, expression) -> Subquery:
 
 
 def challenges_with_play_stats(queryset: QuerySet[Challenge]) -> QuerySet[Challenge]:
-    """Annotate `solves`, `players`, `attempt_count`, `solve_rate` (0..1 or None) and
-    `last_attempt_at`."""
+    """Annotate `solves`, `players`, `solve_rate` (0..1 or None) and `last_attempt_at`."""
     solves = Coalesce(_count_per_challenge(LeaderboardEntry.objects.all(), Count("id")), 0)
     players = Coalesce(
         _count_per_challenge(ChallengeAttempt.objects.all(), Count("end_user", distinct=True)),
@@ -34,7 +33,12 @@ def challenges_with_play_stats(queryset: QuerySet[Challenge]) -> QuerySet[Challe
         .order_by("-created_at")
         .values("created_at")[:1]
     )
-    attempts = Coalesce(_count_per_challenge(ChallengeAttempt.objects.all(), Count("id")), 0)
     return queryset.annotate(
-        solves=solves, players=players, attempt_count=attempts, last_attempt_at=last_attempt_at
+        solves=solves, players=players, last_attempt_at=last_attempt_at
     ).annotate(solve_rate=Cast("solves", FloatField()) / NullIf(Cast("players", FloatField()), 0.0))
+
+
+def challenges_with_attempt_count(queryset: QuerySet[Challenge]) -> QuerySet[Challenge]:
+    """Annotate `attempt_count`: every attempt, failed ones included (the dashboard's)."""
+    attempts = _count_per_challenge(ChallengeAttempt.objects.all(), Count("id"))
+    return queryset.annotate(attempt_count=Coalesce(attempts, 0))

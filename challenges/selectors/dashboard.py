@@ -9,7 +9,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import F
 
 from challenges.models import Challenge, LeaderboardEntry
-from challenges.selectors.challenge_stats import challenges_with_play_stats
+from challenges.selectors.challenge_stats import (
+    challenges_with_attempt_count,
+    challenges_with_play_stats,
+)
 from notifications.models import Event
 from notifications.subjects import EventSubject, event_headline, event_subjects
 from players.selectors import workspaces_for_user
@@ -42,8 +45,8 @@ class Dashboard:
 
 def creator_dashboard(*, user: AbstractBaseUser) -> Dashboard:
     workspaces = workspaces_for_user(user=user)
-    challenges = challenges_with_play_stats(
-        Challenge.objects.filter(workspace__in=workspaces)
+    challenges = challenges_with_attempt_count(
+        challenges_with_play_stats(Challenge.objects.filter(workspace__in=workspaces))
     ).order_by(F("last_attempt_at").desc(nulls_last=True), "-created_at")[:ROWS]
     solves = (
         LeaderboardEntry.objects.filter(challenge__workspace__in=workspaces)

@@ -5,8 +5,6 @@ written as the dispatch writes them, and tasks sent to a given broker."""
 import collections
 import importlib
 import os
-import signal
-import subprocess
 import sys
 import threading
 import time
@@ -20,7 +18,7 @@ from django.utils import timezone
 from notifications.models import Event, WebhookDelivery, WebhookEndpoint
 from notifications.services import webhook_secret_generate
 from tests.conftest import subprocess_database_url
-from tests.servers import ROOT
+from tests.servers import process_group
 
 
 class HoldingReceiver:
@@ -131,29 +129,10 @@ def background_env(
 
 @contextmanager
 def celery_process(*arguments: str, env: dict[str, str], module: str = "celery"):
-    """`celery -A config <arguments>` in its own process group; its output is printed on
-    the way out (pytest shows it when the test fails)."""
+    """`celery -A config <arguments>` as a test-server process group (tests/servers.py)."""
     command = [sys.executable, "-m", module, "-A", "config", *arguments, "-l", "warning"]
-    process = subprocess.Popen(
-        command,
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    try:
+    with process_group(command, env=env, stop_seconds=20) as (process, _):
         yield process
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-        output = process.stdout.read()
-        print(output[-6000:])
 
 
 def worker_arguments(queue: str, *, concurrency: int) -> list[str]:
