@@ -9,7 +9,7 @@ PORT ?= 8000
 # What the served site calls itself in mails, printed links and its CSP: the port it serves.
 SITE_URL ?= http://$(HOST):$(PORT)
 
-.PHONY: install install-dev run test lint check screenshots
+.PHONY: install install-dev run test lint check screenshots cluster cluster-stop cluster-test
 
 $(VENV)/.installed: requirements.txt plugins/example-plugin/pyproject.toml
 	@echo "install: the app's packages into $(VENV) (the first time takes a few minutes)"
@@ -62,3 +62,22 @@ check: install-dev
 # in a temporary directory.
 screenshots: install-dev
 	SCREENSHOTS_DIR=docs/screenshots $(PY) -m pytest -q -p no:cacheprovider tests/browser/test_screenshots.py
+
+# Several machines on one (README, "Running on several machines"): nginx on :18600 in front
+# of three uvicorn processes, two Celery workers and beat, PostgreSQL with a streaming
+# replica, Redis; every file from deploy/, all state in .cluster/. Needs root (PostgreSQL
+# runs as its own user) and Debian's nginx, installed here when missing.
+CLUSTER := $(PY) deploy/cluster.py
+
+cluster: install
+	@command -v nginx >/dev/null 2>&1 || test -x /usr/sbin/nginx || { \
+		echo "cluster: installing Debian's nginx"; \
+		DEBIAN_FRONTEND=noninteractive apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y nginx; }
+	$(CLUSTER) start
+
+cluster-stop:
+	$(CLUSTER) stop
+
+# tests/cluster against the running cluster (started first when it is not up).
+cluster-test: install-dev cluster
+	env $$(cat .cluster/test.env) CI=$${CI:-true} $(PY) -m pytest tests/cluster $(PYTEST_ARGS)
