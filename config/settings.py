@@ -63,6 +63,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "core.middleware.request_id",
     "core.middleware.ApiErrors",
+    # Reads that tolerate lag on a replica (a no-op without DATABASE_REPLICA_URLS).
+    "config.replicas.lag_tolerant_reads",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "core.middleware.refuse_nul_characters",
@@ -172,6 +174,38 @@ if REDIS_URL:
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# --- Read replicas (config/replicas.py) ----------------------------------------------
+# Comma-separated postgres:// URLs of streaming replicas for reads that tolerate lag;
+# empty: every query on DATABASE_URL.
+DATABASE_REPLICA_URLS = env.list("DATABASE_REPLICA_URLS", default=[])
+# How long a client that wrote reads only from the primary, and how long a replica that
+# did not answer is left alone before it is probed again.
+DATABASE_REPLICA_PIN_SECONDS = env.float("DATABASE_REPLICA_PIN_SECONDS", default=5.0)
+DATABASE_REPLICA_COOLDOWN_SECONDS = env.float("DATABASE_REPLICA_COOLDOWN_SECONDS", default=5.0)
+if DATABASE_REPLICA_URLS:
+    if DATABASES["default"]["ENGINE"] != "core.postgresql" or not REDIS_URL:
+        raise ImproperlyConfigured(
+            "DATABASE_REPLICA_URLS needs a postgres:// DATABASE_URL and REDIS_URL (the pins "
+            "that let a player read their own writes live in Redis)."
+        )
+    for _number, _url in enumerate(DATABASE_REPLICA_URLS):
+        _replica = env.db_url_config(_url)
+        # Django's own backend: a replica that is down must not count as PostgreSQL down.
+        _replica["ENGINE"] = "django.db.backends.postgresql"
+        _replica["TEST"] = {"MIRROR": "default"}
+        if DB_POOL_SIZE:
+            # A short wait and a checked connection: a replica that went away costs a read
+            # at most 2 s before it rests and reads go to the primary.
+            _replica["CONN_MAX_AGE"] = 0
+            _replica["CONN_HEALTH_CHECKS"] = True  # the pool checks a connection it lends
+            _replica.setdefault("OPTIONS", {})["pool"] = {
+                "min_size": 1,
+                "max_size": DB_POOL_SIZE,
+                "timeout": 2.0,
+            }
+        DATABASES[f"replica_{_number}"] = _replica
+    DATABASE_ROUTERS = ["config.replicas.ReplicaRouter"]
 
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or "memory://")
 CELERY_RESULT_BACKEND = None

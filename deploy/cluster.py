@@ -498,6 +498,22 @@ def stop() -> None:
             pg_stop(node)
 
 
+def rolling_restart(names: tuple[str, ...] = (*WEB_NAMES, *WORKER_NAMES, "beat")) -> None:
+    """One process at a time: SIGTERM (websockets closed with 1001, requests in flight
+    finished), start it again, wait until it listens, then the next. nginx sends new
+    requests to the others meanwhile."""
+    cluster = topology()
+    render_files(values(cluster, (STATE / "secret_key").read_text().strip()), STATE)
+    for name in names:
+        process_stop(name)
+        if name in WEB_NAMES:
+            web_start(name, cluster)
+        elif name in WORKER_NAMES:
+            worker_start(name)
+        else:
+            beat_start()
+
+
 def status() -> dict[str, int | None]:
     names = [*WEB_NAMES, *WORKER_NAMES, "beat", "redis"]
     found: dict[str, int | None] = {name: pid_of(name) for name in names}
@@ -507,8 +523,10 @@ def status() -> dict[str, int | None]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("action", choices=["start", "stop", "status", "env", "render"])
-    parser.add_argument("target", nargs="?", help="render: the directory to write to")
+    parser.add_argument("action", choices=["start", "stop", "status", "env", "render", "restart"])
+    parser.add_argument(
+        "target", nargs="*", help="render: the directory to write to; restart: process names"
+    )
     args = parser.parse_args()
     if args.action == "start":
         cluster = start()
@@ -525,13 +543,15 @@ def main() -> None:
     elif args.action == "status":
         for name, pid in status().items():
             print(f"{name:10} {pid or 'stopped'}")
+    elif args.action == "restart":
+        rolling_restart(tuple(args.target) or (*WEB_NAMES, *WORKER_NAMES, "beat"))
     elif args.action == "env":
         print((STATE / "test.env").read_text(), end="")
     else:
         if not args.target:
             parser.error("render needs a directory")
         mapping = {name: os.environ.get(name, f"${{{name}}}") for name in values(topology())}
-        render_files(mapping, Path(args.target))
+        render_files(mapping, Path(args.target[0]))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,1 @@
+"""The deployment's files and `make cluster` (deploy/cluster.py)."""
