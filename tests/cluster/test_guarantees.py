@@ -1,0 +1,147 @@
+"""SPEC §8: every guarantee holds when the processes that keep it are several and share
+nothing but PostgreSQL and Redis. Calls go straight to one process (web-a, web-b, web-c)
+where the test is about which one, through nginx otherwise."""
+
+import json
+import threading
+import uuid
+
+import httpx
+from websockets.sync.client import connect
+
+from challenges.models import BridgeDelivery, ChallengeAttempt, LeaderboardEntry
+from deploy.cluster import WEB_NAMES
+from notifications.models import Event
+from tests.cluster.site import SECRET, bridge_call, site_create
+
+
+def clients(cluster) -> dict[str, httpx.Client]:
+    return {name: httpx.Client(base_url=cluster.web_url(name), timeout=30) for name in WEB_NAMES}
+
+
+def board_players(response: httpx.Response) -> list[str]:
+    assert response.status_code == 200, response.text
+    return [entry["player"] for entry in response.json()["entries"]]
+
+
+def socket_url(cluster, name: str, challenge_id: str) -> str:
+    port = cluster.web[WEB_NAMES.index(name)]
+    return f"ws://127.0.0.1:{port}/ws/leaderboards/challenge/{challenge_id}/"
+
+
+def test_it_pushes_a_win_recorded_on_one_process_to_sockets_on_the_others(cluster):
+    site = site_create()
+    http = clients(cluster)
+    sockets = {
+        name: connect(
+            socket_url(cluster, name, site.challenge_id), origin="http://127.0.0.1", open_timeout=10
+        )
+        for name in ("web-b", "web-c")
+    }
+    sockets["nginx"] = connect(
+        f"ws://127.0.0.1:{cluster.http}/ws/leaderboards/challenge/{site.challenge_id}/",
+        origin="http://127.0.0.1",
+        open_timeout=10,
+    )
+    try:
+        for ws in sockets.values():
+            assert json.loads(ws.recv(timeout=10))["entries"] == []
+
+        won = bridge_call(http["web-a"], site, user="dify-winner")
+        assert won.status_code == 200 and won.json()["challenge_succeeded"] is True, won.text
+
+        for name, ws in sockets.items():
+            pushed = json.loads(ws.recv(timeout=10))
+            assert [row["player"] for row in pushed["entries"]] == ["dify-winner"], name
+    finally:
+        for ws in sockets.values():
+            ws.close()
+    # Every process serves the same new board (the shared cache), with the same ETag.
+    boards = {
+        name: client.get(f"/web/api/challenges/{site.challenge_id}/leaderboard")
+        for name, client in http.items()
+    }
+    assert {name: board_players(board) for name, board in boards.items()} == {
+        name: ["dify-winner"] for name in WEB_NAMES
+    }
+    assert len({board.headers["etag"] for board in boards.values()}) == 1
+
+
+def test_it_records_one_attempt_and_one_event_for_fifty_deliveries_over_three_processes(cluster):
+    site = site_create()
+    http = clients(cluster)
+    run_id = f"run-{uuid.uuid4()}"
+    start = threading.Barrier(50)
+    answers: list[httpx.Response] = []
+
+    def deliver(n: int) -> None:
+        start.wait()
+        answers.append(bridge_call(http[WEB_NAMES[n % 3]], site, user="dify-racer", run_id=run_id))
+
+    threads = [threading.Thread(target=deliver, args=(n,)) for n in range(50)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sorted(answer.status_code for answer in answers) == [200] * 50
+    assert len({answer.json()["attempt_id"] for answer in answers}) == 1
+    replayed = sum(answer.headers.get("idempotent-replayed") == "true" for answer in answers)
+    assert replayed == 49
+    assert ChallengeAttempt.objects.filter(challenge_id=site.challenge_id).count() == 1
+    assert BridgeDelivery.objects.filter(workflow_run_id=run_id).count() == 1
+    assert LeaderboardEntry.objects.filter(challenge_id=site.challenge_id).count() == 1
+    first_blood = Event.objects.filter(
+        subject_id=site.challenge_id, type=Event.Type.CHALLENGE_FIRST_BLOOD
+    )
+    assert first_blood.count() == 1
+
+
+def test_it_counts_a_players_hourly_limit_across_processes(cluster):
+    site = site_create(max_attempts_per_hour=6)
+    http = clients(cluster)
+    statuses = [
+        bridge_call(http[WEB_NAMES[n % 3]], site, user="dify-eager", output="no luck").status_code
+        for n in range(12)
+    ]
+    assert sorted(statuses) == [200] * 6 + [429] * 6
+    assert ChallengeAttempt.objects.filter(challenge_id=site.challenge_id).count() == 6
+
+
+def test_no_process_records_with_a_key_another_process_revoked(cluster):
+    site = site_create()
+    http = clients(cluster)
+    # Each process has the key, the challenge and the player in its cache.
+    for name, client in http.items():
+        assert bridge_call(client, site, user="dify-cached", output="no").status_code == 200, name
+    revoked = http["web-b"].post(
+        f"/console/api/bridge-keys/{site.bridge_key_id}/revoke",
+        headers={"authorization": f"Bearer {site.creator_token}"},
+    )
+    assert revoked.status_code == 200, revoked.text
+
+    for name, client in http.items():
+        refused = bridge_call(client, site, user="dify-cached")
+        assert refused.status_code == 401, (name, refused.text)
+    assert ChallengeAttempt.objects.filter(challenge_id=site.challenge_id).count() == 3
+
+
+def test_no_process_judges_by_a_secret_another_process_changed(cluster):
+    site = site_create()
+    http = clients(cluster)
+    for name, client in http.items():
+        assert bridge_call(client, site, user=f"dify-{name}", output="no").status_code == 200
+    changed = http["web-c"].patch(
+        f"/console/api/secrets/{site.secret_id}",
+        json={"value": "MARLIN"},
+        headers={"authorization": f"Bearer {site.creator_token}"},
+    )
+    assert changed.status_code == 200, changed.text
+
+    for name, client in http.items():
+        old = bridge_call(client, site, user=f"dify-{name}", output=f"It is {SECRET}.")
+        assert old.status_code == 200 and old.json()["challenge_succeeded"] is False, name
+        new = bridge_call(client, site, user=f"dify-{name}", output="It is MARLIN.")
+        assert new.status_code == 200 and new.json()["challenge_succeeded"] is True, name
+    wins = ChallengeAttempt.objects.filter(challenge_id=site.challenge_id, succeeded=True)
+    assert wins.count() == 3
