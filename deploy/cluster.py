@@ -106,6 +106,7 @@ def values(cluster: Topology, secret_key: str = "") -> dict[str, str]:
         "PHC_SECURE_SSL_REDIRECT": "false",
         "PHC_SECURE_HSTS_SECONDS": "0",
         "PHC_SECURE_COOKIES": "false",
+        "PHC_EGRESS_ALLOW_HOSTS": "127.0.0.1",
         "PHC_WEB_WORKERS": os.environ.get("PHC_CLUSTER_WEB_WORKERS", "1"),
         "PHC_WORKER_CONCURRENCY": os.environ.get("PHC_CLUSTER_WORKER_CONCURRENCY", "1"),
         "PHC_LISTEN": f"127.0.0.1:{cluster.http}",
@@ -164,7 +165,16 @@ def pid_of(name: str) -> int | None:
         os.kill(pid, 0)
     except (OSError, ValueError):
         return None
-    return pid
+    return None if _zombie(pid) else pid
+
+
+def _zombie(pid: int) -> bool:
+    # Dead but not reaped: a container's init may never reap what a finished `make` left.
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
 
 
 def spawn(name: str, argv: list[str], env: dict[str, str], cwd: Path) -> int:
@@ -235,6 +245,8 @@ def wait_gone(pid: int, seconds: float) -> bool:
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
+            return True
+        if _zombie(pid):
             return True
         time.sleep(0.05)
     return False
@@ -473,8 +485,25 @@ def start() -> Topology:
     (STATE / "test.env").write_text(
         f"DATABASE_URL={cluster.database_url()}\nREDIS_URL={cluster.redis_url}\n"
         f"DATABASE_REPLICA_URLS={cluster.replica_url}\nPHC_CLUSTER_DIR={STATE}\n"
+        # The tests' own connections, unpooled: a fault test ends them with the server.
+        "DB_POOL_SIZE=0\n"
     )
     return cluster
+
+
+def heal() -> None:
+    """Start again whatever of a started cluster is down (as systemd's Restart=always
+    would); a fault test leaves the cluster whole with this."""
+    cluster = topology()
+    pg_start("primary", cluster)
+    pg_start("replica", cluster)
+    redis_start(cluster)
+    for name in WEB_NAMES:
+        web_start(name, cluster)
+    for name in WORKER_NAMES:
+        worker_start(name)
+    beat_start()
+    nginx_start(cluster)
 
 
 def running() -> bool:

@@ -9,6 +9,7 @@ directory out (it needs the cluster); name it (`pytest tests/cluster`) to run it
 running cluster every test fails under CI=true and skips otherwise.
 """
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,8 @@ from deploy import cluster as deployment
 from tests.conftest import require_service
 
 HERE = Path(__file__).resolve().parent
+# A line per request of the loads would bury what a failing test printed.
+logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
 def _names_this_directory(arg: str) -> bool:

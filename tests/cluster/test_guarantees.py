@@ -2,6 +2,7 @@
 nothing but PostgreSQL and Redis. Calls go straight to one process (web-a, web-b, web-c)
 where the test is about which one, through nginx otherwise."""
 
+import contextlib
 import json
 import threading
 import uuid
@@ -32,18 +33,18 @@ def socket_url(cluster, name: str, challenge_id: str) -> str:
 def test_it_pushes_a_win_recorded_on_one_process_to_sockets_on_the_others(cluster):
     site = site_create()
     http = clients(cluster)
-    sockets = {
-        name: connect(
-            socket_url(cluster, name, site.challenge_id), origin="http://127.0.0.1", open_timeout=10
-        )
-        for name in ("web-b", "web-c")
-    }
-    sockets["nginx"] = connect(
-        f"ws://127.0.0.1:{cluster.http}/ws/leaderboards/challenge/{site.challenge_id}/",
-        origin="http://127.0.0.1",
-        open_timeout=10,
-    )
-    try:
+    with contextlib.ExitStack() as stack:
+        sockets = {
+            name: stack.enter_context(connect(url, origin="http://127.0.0.1", open_timeout=10))
+            for name, url in [
+                ("web-b", socket_url(cluster, "web-b", site.challenge_id)),
+                ("web-c", socket_url(cluster, "web-c", site.challenge_id)),
+                (
+                    "nginx",
+                    f"ws://127.0.0.1:{cluster.http}/ws/leaderboards/challenge/{site.challenge_id}/",
+                ),
+            ]
+        }
         for ws in sockets.values():
             assert json.loads(ws.recv(timeout=10))["entries"] == []
 
@@ -53,9 +54,6 @@ def test_it_pushes_a_win_recorded_on_one_process_to_sockets_on_the_others(cluste
         for name, ws in sockets.items():
             pushed = json.loads(ws.recv(timeout=10))
             assert [row["player"] for row in pushed["entries"]] == ["dify-winner"], name
-    finally:
-        for ws in sockets.values():
-            ws.close()
     # Every process serves the same new board (the shared cache), with the same ETag.
     boards = {
         name: client.get(f"/web/api/challenges/{site.challenge_id}/leaderboard")
