@@ -40,10 +40,12 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -265,7 +267,7 @@ def command_line(pid: int) -> str:
 
 @dataclass
 class CpuSample:
-    app: float  # uvicorn master and its workers
+    app: float  # uvicorn master and its workers (and nginx, in front of several)
     postgres: float  # every PostgreSQL process (the server is shared)
     bench_backends: float  # PostgreSQL backends connected to the bench database
     redis: float
@@ -280,9 +282,9 @@ class CpuSample:
         )
 
 
-def cpu_sample(server_pid: int, database: str) -> CpuSample:
+def cpu_sample(server_pids: list[int], database: str) -> CpuSample:
     table = processes()
-    tree, grew = {server_pid}, True
+    tree, grew = set(server_pids), True
     while grew:
         children = {pid for pid, (_, parent, _) in table.items() if parent in tree} - tree
         tree |= children
@@ -353,7 +355,7 @@ def wrk_finish(kind: str, connections: int, process: subprocess.Popen) -> WrkRes
 class Bench:
     args: argparse.Namespace
     port: int
-    server_pid: int
+    server_pids: list[int]
     challenge_id: str
     key: str
     database: str
@@ -377,9 +379,9 @@ class Bench:
             "mixed": lambda: [self.attempts(mixed), self.reads(mixed)],
         }[scenario]
         attempts_before = attempts_recorded(self.args.database_url, self.challenge_id)
-        before = cpu_sample(self.server_pid, self.database)
+        before = cpu_sample(self.server_pids, self.database)
         results = [wrk_finish(*started) for started in starts()]
-        cpu = cpu_sample(self.server_pid, self.database) - before
+        cpu = cpu_sample(self.server_pids, self.database) - before
         check = ""
         for result in results:
             if result.kind == "attempts":
@@ -434,7 +436,9 @@ def report(round_number: int, scenario: str, results, cpu: CpuSample, check: str
         print(f"  {check}")
 
 
-def summary(rows: dict[tuple[str, str], list[tuple[WrkResult, float]]], rounds: int) -> None:
+def summary(
+    rows: dict[tuple[str, str], list[tuple[WrkResult, float]]], rounds: int, label: str = ""
+) -> None:
     def spread(values: list[float], form: str) -> str:
         low, high = form.format(min(values)), form.format(max(values))
         text = low if low == high else f"{low}–{high}"
@@ -442,7 +446,7 @@ def summary(rows: dict[tuple[str, str], list[tuple[WrkResult, float]]], rounds: 
             text += f" (median {form.format(statistics.median(values))})"
         return text
 
-    print(f"\nsummary over {rounds} round(s): ranges (low–high)")
+    print(f"\nsummary{' · ' + label if label else ''} over {rounds} round(s): ranges (low–high)")
     print("| scenario | connections | requests/s | p50 ms | p99 ms | non-2xx | app CPU ms/req |")
     print("|---|---|---|---|---|---|---|")
     for (scenario, kind), entries in rows.items():
@@ -483,14 +487,28 @@ def main() -> None:
         help="reads send If-None-Match with the last ETag (304s counted apart)",
     )
     parser.add_argument("--wrk", default=shutil.which("wrk") or "/usr/bin/wrk")
+    parser.add_argument(
+        "--through-nginx",
+        action="store_true",
+        help="serve through nginx (deploy/nginx/) in front of --processes uvicorn processes",
+    )
+    parser.add_argument(
+        "--processes",
+        default="1,3",
+        help="with --through-nginx: the process counts measured one after the other",
+    )
+    parser.add_argument("--nginx", default=shutil.which("nginx") or "/usr/sbin/nginx")
     args = parser.parse_args()
+    args.processes = [int(count) for count in args.processes.split(",")]
     args.checkout = args.checkout.resolve()
     args.mixed_connections = args.mixed_connections or args.connections
     args.database_url = os.environ.get(
         "DATABASE_URL", "postgres://postgres@127.0.0.1:5432/phc_tp_bench"
     )
     args.redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/9")
-    scenarios = [name.strip() for name in args.scenarios.split(",") if name.strip()]
+    scenarios = args.scenario_list = [
+        name.strip() for name in args.scenarios.split(",") if name.strip()
+    ]
     if unknown := set(scenarios) - {"attempts", "reads", "mixed"}:
         parser.error(f"unknown scenarios: {', '.join(sorted(unknown))}")
     if not (args.checkout / "manage.py").exists():
@@ -504,43 +522,103 @@ def main() -> None:
     print(f"checkout {args.checkout} ({commit or 'not a git tree'})")
     env = server_environment(args)
     challenge_id, key = prepare(args, env)
-    port = free_port()
-    server = serve(args, env, port)
+    if not args.through_nginx:
+        port = free_port()
+        server = serve(args, env, port)
+        try:
+            label = f"uvicorn --workers {args.workers} on :{port}"
+            measure(args, port, [server.pid], challenge_id, key, label)
+        finally:
+            stop(server)
+            redis.Redis.from_url(args.redis_url).delete(CELERY_QUEUE)
+        return
+    for count in args.processes:
+        with behind_nginx(args, env, count) as (port, pids):
+            label = f"nginx :{port} in front of {count} uvicorn process(es) of 1 worker each"
+            measure(args, port, pids, challenge_id, key, label)
+    redis.Redis.from_url(args.redis_url).delete(CELERY_QUEUE)
+
+
+def measure(args, port: int, pids: list[int], challenge_id: str, key: str, label: str) -> None:
     database = environ.Env.db_url_config(args.database_url)["NAME"]
+    statuses = warm_up(port, key, challenge_id, secrets.token_hex(6))
+    board_rows = count_rows(
+        args.database_url,
+        "SELECT count(*) FROM challenges_leaderboardentry WHERE challenge_id = %s",
+        challenge_id,
+    )
+    print(
+        f"{label}; {os.cpu_count()} CPUs; "
+        f"{args.rounds} round(s) of {args.seconds} s (+ up to {args.grace} s grace); "
+        f"{args.connections} connections, mixed {args.mixed_connections} + "
+        f"{args.mixed_connections}; "
+        f"reads {'conditional' if args.conditional_reads else 'plain 200'}"
+    )
+    print(
+        f"warm-up (one call per player, then 100 reads): statuses {statuses}; "
+        f"board rows {board_rows}"
+    )
+    if set(statuses) != {200}:
+        sys.exit("The warm-up got answers other than 200: see the server's log above.")
+    bench = Bench(args, port, pids, challenge_id, key, database)
+    rows: dict[tuple[str, str], list[tuple[WrkResult, float]]] = {}
+    for round_number in range(1, args.rounds + 1):
+        for scenario in args.scenario_list:
+            results, cpu, check = bench.run(scenario)
+            report(round_number, scenario, results, cpu, check)
+            answered = sum(result.values["answered"] for result in results)
+            for result in results:
+                per_request = cpu.app * 1000 / answered if answered else 0.0
+                rows.setdefault((scenario, result.kind), []).append((result, per_request))
+    summary(rows, args.rounds, label)
+
+
+@contextmanager
+def behind_nginx(args, env: dict[str, str], count: int):
+    """`count` uvicorn processes (one worker each, as `make cluster` runs them) behind an
+    nginx configured from deploy/nginx/, on free ports; yields (nginx's port, the pids of
+    the processes and of nginx's master)."""
+    from deploy.cluster import render_files
+
+    env = {**env, "TRUSTED_PROXIES": "127.0.0.1"}
+    ports = [free_port() for _ in range(count)]
+    servers = []
+    state = Path(tempfile.mkdtemp(prefix="phc-bench-nginx-"))
+    nginx = [args.nginx, "-p", str(state / "nginx"), "-c", str(state / "nginx/nginx.conf")]
     try:
-        statuses = warm_up(port, key, challenge_id, secrets.token_hex(6))
-        board_rows = count_rows(
-            args.database_url,
-            "SELECT count(*) FROM challenges_leaderboardentry WHERE challenge_id = %s",
-            challenge_id,
+        for port in ports:
+            servers.append(
+                uvicorn_start(
+                    port=port,
+                    workers=1,
+                    env=env,
+                    checkout=args.checkout,
+                    python=checkout_python(args.checkout),
+                )
+            )
+        port = free_port()
+        upstream = "\n".join(
+            f"    server 127.0.0.1:{p} max_fails=1 fail_timeout=2s;" for p in ports
         )
-        print(
-            f"uvicorn --workers {args.workers} on :{port}; {os.cpu_count()} CPUs; "
-            f"{args.rounds} round(s) of {args.seconds} s (+ up to {args.grace} s grace); "
-            f"{args.connections} connections, mixed {args.mixed_connections} + "
-            f"{args.mixed_connections}; "
-            f"reads {'conditional' if args.conditional_reads else 'plain 200'}"
-        )
-        print(
-            f"warm-up (one call per player, then 100 reads): statuses {statuses}; "
-            f"board rows {board_rows}"
-        )
-        if set(statuses) != {200}:
-            sys.exit("The warm-up got answers other than 200: see the server's log above.")
-        bench = Bench(args, port, server.pid, challenge_id, key, database)
-        rows: dict[tuple[str, str], list[tuple[WrkResult, float]]] = {}
-        for round_number in range(1, args.rounds + 1):
-            for scenario in scenarios:
-                results, cpu, check = bench.run(scenario)
-                report(round_number, scenario, results, cpu, check)
-                answered = sum(result.values["answered"] for result in results)
-                for result in results:
-                    per_request = cpu.app * 1000 / answered if answered else 0.0
-                    rows.setdefault((scenario, result.kind), []).append((result, per_request))
-        summary(rows, args.rounds)
+        mapping = {
+            "PHC_STATE": str(state),
+            "PHC_LISTEN": f"127.0.0.1:{port}",
+            "PHC_ACCESS_LOG": "off",
+            "PHC_UPSTREAM_SERVERS": upstream,
+        }
+        render_files(mapping, state)
+        for folder in ("logs", "nginx/body", "nginx/proxy", "nginx/fastcgi", "nginx/uwsgi"):
+            (state / folder).mkdir(parents=True, exist_ok=True)
+        (state / "nginx" / "scgi").mkdir(exist_ok=True)
+        subprocess.run(nginx, check=True)
+        master = int((state / "nginx" / "nginx.pid").read_text())
+        yield port, [server.pid for server in servers] + [master]
     finally:
-        stop(server)
-        redis.Redis.from_url(args.redis_url).delete(CELERY_QUEUE)
+        if (state / "nginx" / "nginx.pid").exists():
+            subprocess.run([*nginx, "-s", "quit"], check=False)
+        for server in servers:
+            stop(server)
+        shutil.rmtree(state, ignore_errors=True)
 
 
 if __name__ == "__main__":
