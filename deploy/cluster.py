@@ -435,9 +435,11 @@ def nginx_pid() -> int | None:
 def nginx_start(cluster: Topology) -> None:
     for folder in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
         (STATE / "nginx" / folder).mkdir(parents=True, exist_ok=True)
+    _nginx("-t")
     if nginx_pid() is None:
-        _nginx("-t")
         _nginx()
+    else:
+        _nginx("-s", "reload")  # the site as rendered now
     wait_listening(cluster.http, 30)
 
 

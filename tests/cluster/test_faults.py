@@ -9,6 +9,7 @@ import signal
 import time
 import uuid
 
+import httpx
 import pytest
 from django.db import connections
 from django.utils import timezone
@@ -17,6 +18,7 @@ from websockets.sync.client import connect
 
 from challenges.models import BridgeDelivery, ChallengeAttempt
 from deploy import cluster as deployment
+from deploy.cluster import WEB_NAMES
 from notifications.models import Event, WebhookDelivery, WebhookEndpoint
 from notifications.services import webhook_secret_generate
 from players.models import Workspace
@@ -187,3 +189,19 @@ def test_a_worker_killed_mid_delivery_leaves_each_webhook_answered_once(cluster)
         f"every webhook delivered {delivered_after:.1f} s after the kill; {dict(receiver.received)}"
     )
     assert dict(receiver.answered) == {f"msg_{delivery.pk.hex}": 1 for delivery in deliveries}
+
+
+def test_with_every_process_down_nginx_answers_each_surface_503_with_retry_after(cluster):
+    for name in WEB_NAMES:
+        deployment.process_stop(name)
+    with httpx.Client(base_url=cluster.base_url, timeout=30) as http:
+        bridge = http.post("/bridge/dify/challenge-evaluator", json={})
+        board = http.get(f"/web/api/challenges/{uuid.uuid4()}/leaderboard")
+        arena = http.get("/api/v1/challenges")
+        page = http.get("/scoreboard/")
+    for answer in (bridge, board, arena, page):
+        assert answer.status_code == 503 and answer.headers["retry-after"] == "1", answer
+    assert bridge.json()["error"]["code"] == board.json()["error"]["code"] == "service_unavailable"
+    assert arena.json()["code"] == "service_unavailable"
+    assert page.headers["content-type"].startswith("text/html")
+    assert "Back in a moment" in page.text
