@@ -143,3 +143,22 @@ def test_no_process_judges_by_a_secret_another_process_changed(cluster):
         assert new.status_code == 200 and new.json()["challenge_succeeded"] is True, name
     wins = ChallengeAttempt.objects.filter(challenge_id=site.challenge_id, succeeded=True)
     assert wins.count() == 3
+
+
+def test_no_process_records_on_a_challenge_another_process_closed(cluster):
+    site = site_create()
+    http = clients(cluster)
+    for name, client in http.items():
+        assert bridge_call(client, site, user="dify-early", output="no").status_code == 200, name
+    closed = http["web-a"].patch(
+        f"/console/api/challenges/{site.challenge_id}",
+        json={"is_active": False},
+        headers={"authorization": f"Bearer {site.creator_token}"},
+    )
+    assert closed.status_code == 200, closed.text
+
+    for name, client in http.items():
+        refused = bridge_call(client, site, user="dify-early")
+        assert refused.status_code == 409, (name, refused.text)
+        assert refused.json()["error"]["code"] == "challenge_closed"
+    assert ChallengeAttempt.objects.filter(challenge_id=site.challenge_id).count() == 3
