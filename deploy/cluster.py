@@ -13,7 +13,8 @@ PHC_CLUSTER_*_PORT(S) (defaults 18600-18613) and are kept in its cluster.json, s
 commands find the same ones.
 
     python deploy/cluster.py start | stop | status | env
-    python deploy/cluster.py render DIR     # the files for a host, with its own values
+    python deploy/cluster.py restart [NAME…]  # rolling: one process at a time (default all)
+    python deploy/cluster.py render DIR       # the files for a host, with its own values
 """
 
 import argparse
@@ -107,6 +108,7 @@ def values(cluster: Topology, secret_key: str = "") -> dict[str, str]:
         "PHC_SECURE_HSTS_SECONDS": "0",
         "PHC_SECURE_COOKIES": "false",
         "PHC_EGRESS_ALLOW_HOSTS": "127.0.0.1",
+        "PHC_WEB_HOST": "127.0.0.1",
         "PHC_WEB_WORKERS": os.environ.get("PHC_CLUSTER_WEB_WORKERS", "1"),
         "PHC_WORKER_CONCURRENCY": os.environ.get("PHC_CLUSTER_WORKER_CONCURRENCY", "1"),
         "PHC_LISTEN": f"127.0.0.1:{cluster.http}",
