@@ -19,9 +19,9 @@ def play_psi(alice: Agent, bob: Agent, *, alice_leaks_bob: bool, bob_finds: bool
     alice.join(session["invites"][0])
     bob.join(session["invites"][1])
     state = game_state(session["id"])
-    shared = state["intersection"]
-    bob_only = sorted(set(state["sets"][1]) - set(shared))
-    not_alices = next(n for n in range(100, 901) if n not in state["sets"][0])
+    shared = state["intersectionSet"]
+    bob_only = sorted(set(state["userSets"][1]) - set(shared))
+    not_alices = next(n for n in range(100, 901) if n not in state["userSets"][0])
     alice.send("guess", " ".join(map(str, shared + (bob_only[:1] if alice_leaks_bob else []))))
     bob.send("guess", " ".join(map(str, shared if bob_finds else [not_alices])))
     return session["id"]
