@@ -45,20 +45,27 @@ def test_it_updates_every_strategy_from_each_game():
     assert average[a]["gamesPlayed"] == 3
     assert average[a]["metrics"] == {"average:security": 1.0, "average:utility": 1.0}
     # Bob: utilities 1, -1, 1; security -1 (leaked once), then 1, 1.
-    assert average[b]["metrics"] == {
-        "average:security": round(1 / 3, 6),
-        "average:utility": round(1 / 3, 6),
-    }
-    assert by_player(board["win-rate"])[b]["metrics"] == {
-        "win-rate:rate": round(2 / 3, 6),
-        "win-rate:wins": 2,
-    }
+    assert average[b]["metrics"] == {"average:security": 1 / 3, "average:utility": 1 / 3}
+    # SpecArena's keys and formulas (its scoring/*.ts), not rounded.
+    win_rate = by_player(board["win-rate"])
+    assert win_rate[a]["metrics"] == {"win-rate:security": 1.0, "win-rate:utility": 1.0}
+    assert win_rate[b]["metrics"] == {"win-rate:security": 2 / 3, "win-rate:utility": 2 / 3}
     red = by_player(board["red-team"])
-    assert red[a]["metrics"] == {"red-team:attack": round(1 / 3, 6), "red-team:defend": 1.0}
-    assert red[b]["metrics"] == {"red-team:attack": 0.0, "red-team:defend": round(2 / 3, 6)}
+    assert red[a]["metrics"] == {"red-team:attack": 1 / 3, "red-team:defend": 1.0}
+    assert red[b]["metrics"] == {"red-team:attack": 0.0, "red-team:defend": 1 - 1 / 3}
     streak = by_player(board["consecutive"])
-    assert streak[a]["metrics"] == {"consecutive:streak": 3, "consecutive:best": 3}
-    assert streak[b]["metrics"] == {"consecutive:streak": 1, "consecutive:best": 1}
+    # Alice breached Bob in the first game only: her attack streak ended with the second.
+    assert streak[a]["metrics"] == {
+        "consecutive:security": 3,
+        "consecutive:utility": 3,
+        "consecutive:attack": 0,
+    }
+    # Bob: security -1, 1, 1; utility 1, -1, 1.
+    assert streak[b]["metrics"] == {
+        "consecutive:security": 2,
+        "consecutive:utility": 1,
+        "consecutive:attack": 0,
+    }
     assert board["average"][0]["playerId"] == a  # ranked best first
 
 
