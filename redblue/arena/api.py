@@ -355,17 +355,10 @@ def stats(request: HttpRequest) -> JsonResponse:
 def users(request: HttpRequest) -> JsonResponse:
     if request.method == "POST":
         return _user_update(request)
-    limit, offset = _page(request)
-    everyone = selectors.arena_users()
-    page = everyone[offset : offset + limit]
-    return JsonResponse(
-        {
-            "users": [selectors.profile_json(user) for user in page],
-            "total": everyone.count(),
-            "limit": limit,
-            "offset": offset,
-        }
-    )
+    # SpecArena answers a bare list; `limit` (default and most 100) and `offset` page it.
+    limit, offset = _page(request, default_limit=MAX_LIMIT)
+    page = selectors.arena_users()[offset : offset + limit]
+    return JsonResponse([selectors.profile_json(user) for user in page], safe=False)
 
 
 def _user_update(request: HttpRequest) -> JsonResponse:
