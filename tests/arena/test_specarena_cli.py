@@ -4,6 +4,7 @@ other command runs too, including a move after the end. Skips (saying so) only w
 SpecArena's source is absent; see tests/arena/specarena/harness.py."""
 
 import json
+import os
 import re
 import subprocess
 from dataclasses import dataclass
@@ -31,7 +32,8 @@ class ArenaCli:
         done = subprocess.run(
             ["node", "--import", "tsx", self.entry, *options, *args],
             cwd=self.root,
-            env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(self.home), "NO_COLOR": "1"},
+            # Not our environment: the CLI reads ARENA_URL and ARENA_AUTH (a setting of ours).
+            env={"PATH": os.environ["PATH"], "HOME": str(self.home), "NO_COLOR": "1"},
             capture_output=True,
             text=True,
             timeout=60,
