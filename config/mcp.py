@@ -11,12 +11,14 @@ handed to Django for Django's answer.
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections.abc import Awaitable, Callable
 
 from django.conf import settings
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import INVALID_REQUEST
 
 from core.fastlane import LaneRequest, headers_as_django_reads, lane_may_answer
 from redblue.arena.mcp import ARENA_TOOLS, CHAT_TOOLS, arena_mcp_server
@@ -84,6 +86,22 @@ def _manager(name: str, tools, rest_app: ASGIApp) -> StreamableHTTPSessionManage
     )
 
 
+async def _no_stream(send: Callable) -> None:
+    """A stateless server sends nothing outside a call's answer: the spec's 405 for the GET
+    stream (the SDK would hold it open, unused, until the server stops)."""
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": INVALID_REQUEST, "message": "Method Not Allowed: no GET stream"},
+        }
+    ).encode()
+    headers = [(b"content-type", b"application/json"), (b"allow", b"POST, DELETE")]
+    headers.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": 405, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 class McpInFrontOf:
     """ASGI app: the MCP endpoints, everything else to `app`; also the lifespan."""
 
@@ -99,6 +117,9 @@ class McpInFrontOf:
         endpoint = ENDPOINTS.get(scope["path"])
         if endpoint is None or not self._served_here(scope, receive):
             await self.app(scope, receive, send)
+            return
+        if scope["method"] == "GET":
+            await _no_stream(send)
             return
         running = await self.start()
         await running.managers[endpoint].handle_request(scope, receive, send)
