@@ -18,8 +18,10 @@ import httpx
 import httpx2
 import pytest
 from django.db import connection
+from mcp import Client
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from tests.arena.conftest import Keypair, now_ms
 from tests.conftest import redis_up, require_service, subprocess_database_url
@@ -100,6 +102,10 @@ def test_it_serves_the_tools_at_specarenas_paths_and_under_v1(standalone):
         for path in ("/api/arena/mcp", "/api/chat/mcp", "/api/v1/arena/mcp", "/api/v1/chat/mcp"):
             async with mcp(standalone + path) as session:
                 listed[path] = [tool.name for tool in (await session.list_tools()).tools]
+        # The SDK's high-level client speaks the 2026 protocol (no handshake) when it can.
+        async with Client(standalone + "/api/arena/mcp") as modern:
+            assert modern.protocol_version in MODERN_PROTOCOL_VERSIONS
+            listed["modern"] = [tool.name for tool in (await modern.list_tools()).tools]
         return listed
 
     assert asyncio.run(scenario()) == {
@@ -107,6 +113,7 @@ def test_it_serves_the_tools_at_specarenas_paths_and_under_v1(standalone):
         "/api/chat/mcp": CHAT_TOOLS,
         "/api/v1/arena/mcp": ARENA_TOOLS,
         "/api/v1/chat/mcp": CHAT_TOOLS,
+        "modern": ARENA_TOOLS,
     }
 
 
