@@ -21,7 +21,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import INVALID_REQUEST
 
 from core.fastlane import LaneRequest, headers_as_django_reads, lane_may_answer
-from redblue.arena.mcp import ARENA_TOOLS, CHAT_TOOLS, arena_mcp_server
+from redblue.arena.mcp import ARENA_TOOLS, CHAT_TOOLS, RestTool, arena_mcp_server
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +58,8 @@ class _Running:
             await self.stopping.wait()
 
     async def started(self) -> None:
+        if self.ready.is_set():
+            return
         waiting = asyncio.ensure_future(self.ready.wait())
         await asyncio.wait({waiting, self.task}, return_when=asyncio.FIRST_COMPLETED)
         if not self.ready.is_set():
@@ -75,7 +77,9 @@ class _Running:
             self.task.cancel()
 
 
-def _manager(name: str, tools, rest_app: ASGIApp) -> StreamableHTTPSessionManager:
+def _manager(
+    name: str, tools: tuple[RestTool, ...], rest_app: ASGIApp
+) -> StreamableHTTPSessionManager:
     return StreamableHTTPSessionManager(
         app=arena_mcp_server(name=f"prompt-challenges-{name}", tools=tools, rest_app=rest_app),
         stateless=True,

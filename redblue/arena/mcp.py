@@ -190,9 +190,9 @@ async def rest_call(app: ASGIApp, scope: dict, body: bytes) -> tuple[int, bytes]
         if not delivered:
             delivered = True
             return {"type": "http.request", "body": body, "more_body": False}
-        # The caller stays connected: Django stops listening once it has answered.
-        await asyncio.get_running_loop().create_future()
-        raise AssertionError("unreachable")
+        # The caller stays connected until Django, having answered, stops listening.
+        await asyncio.Event().wait()
+        return {"type": "http.disconnect"}
 
     async def send(message: dict) -> None:
         if message["type"] == "http.response.start":
@@ -221,7 +221,8 @@ def arena_mcp_server(*, name: str, tools: tuple[RestTool, ...], rest_app: ASGIAp
         scope, body = rest_request(ctx.request.scope, tool=tool, arguments=params.arguments or {})
         status, answer = await rest_call(rest_app, scope, body)
         return CallToolResult(
-            content=[TextContent(text=answer.decode())], is_error=not 200 <= status < 300
+            content=[TextContent(text=answer.decode(errors="replace"))],
+            is_error=not 200 <= status < 300,
         )
 
     return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
