@@ -91,3 +91,15 @@ def test_the_admin_takes_a_code_alone_on_a_line(client, creator, workspace):
     assert unknown.status_code == 200
     assert "&#x27;XYZ&#x27; is not a built-in category" in unknown.content.decode()
     assert not RedBlueChallenge.objects.filter(name="Unknown code").exists()
+
+
+def test_the_red_blue_leaderboard_honours_the_seeds_limit(workspace, players, anon_api):
+    # GET /web/api/red-blue-challenges/{id}/leaderboard?limit=… (the seed's path)
+    challenge = make_red_blue(workspace=workspace, judge_suite=SEED_SUITE)
+    players("blue").submit(challenge, "blue", WEAK_DEFENSE)
+    for name in ("red1", "red2", "red3"):
+        players(name).submit(challenge, "red", ROLEPLAY_ATTACK)
+    board = anon_api.get(url(challenge, "leaderboard") + "?limit=2").json()
+    assert board["red"]["players"] == 3
+    assert [row["rank"] for row in board["red"]["top"]] == [1, 2]
+    assert anon_api.get(url(challenge, "leaderboard") + "?limit=0").status_code == 400
