@@ -184,6 +184,9 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
+# A hung Redis must not hold the worker past SIGTERM: each broker call gives up after 2 s
+# (kombu's blocking pop asks for 1 s at a time, so a live Redis always answers sooner).
+CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_timeout": 2, "socket_connect_timeout": 2}
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", default="phc")
 # django-celery-beat's, kept alive while PostgreSQL is away (config/beat.py).
 CELERY_BEAT_SCHEDULER = "config.beat:DatabaseScheduler"
@@ -425,6 +428,8 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {
         "django.db.backends": {"level": "WARNING"},
+        # The MCP SDK logs each stateless request's end at INFO: Django logs the call itself.
+        "mcp": {"level": "WARNING"},
         # Django's own DEBUG-only console handler would print every request a second time.
         "django": {"handlers": [], "level": "INFO", "propagate": True},
     },
