@@ -24,20 +24,7 @@ CLI_FILES = [
 ]
 
 # The tests that stay red, each with its reason. Any other failure fails this test.
-PENDING_MCP = "pending MCP branch: /api/arena/mcp and /api/chat/mcp are built on branch `mcp`"
-MCP_SUITE = "server/test/mcp-game.test.ts > mcp-game > PSI game via MCP protocol > "
-MCP_ROUTES = (
-    "server/test/http-server.test.ts > http-server > "
-    "HTTP server — REST routes don't collide with MCP wildcards > "
-)
 EXPECTED_RED: dict[str, str] = {
-    MCP_ROUTES + "MCP endpoint still responds at /api/chat/mcp": PENDING_MCP,
-    MCP_ROUTES + "MCP endpoint still responds at /api/arena/mcp": PENDING_MCP,
-    MCP_SUITE + "MCP client connects and lists tools": PENDING_MCP,
-    MCP_SUITE + "full game via MCP: join → chat → guess → scores": PENDING_MCP,
-    MCP_SUITE + "MCP error: duplicate join returns INVITE_ALREADY_USED error code": PENDING_MCP,
-    MCP_SUITE + "MCP error: challenge_message with invalid challenge": PENDING_MCP,
-    MCP_SUITE + "MCP: challenge_sync returns empty for new channel": PENDING_MCP,
     "server/test/invites.test.ts > Invites REST API > "
     "POST /api/invites returns 500 when sendMessage fails": (
         "sabotages SpecArena's engine in-process (replaces engine.chat.sendMessage with a "
