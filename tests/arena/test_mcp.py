@@ -213,7 +213,7 @@ def test_each_tool_answers_what_its_rest_call_answers(standalone):
             },
             "POST",
             "/api/arena/message",
-            404,
+            400,
         ),
         (
             arena,
@@ -388,7 +388,7 @@ def test_it_refuses_a_bad_key_a_bad_signature_and_a_keyless_move_in_auth_mode(au
     assert {name: (error, body["error"]) for name, (error, body) in seen.items()} == {
         "bad signature": (True, "Invalid signature"),
         "unsigned join": (True, "publicKey, signature, and timestamp are required"),
-        "keyless move": (True, "Authentication required"),
+        "keyless move": (True, "from is required"),
         "forged key, move": (True, "Authentication required"),
         "forged key, sync": (True, "Authentication required"),
         "forged ?key=": (True, "Authentication required"),
