@@ -16,7 +16,6 @@ $(VENV)/.installed: requirements.txt plugins/example-plugin/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -e plugins/example-plugin
-	$(PY) -m pip install --quiet --disable-pip-version-check -e plugins/arena-builtins
 	touch $@
 
 # The Dify tool plugin pins its own dependencies (dify-plugin SDK): it gets its own venv.

@@ -15,11 +15,16 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 
 from config.going_away import WebsocketsGoAwayOnShutdown  # noqa: E402
 from config.lanes import lanes_in_front_of  # noqa: E402
+from config.mcp import McpInFrontOf  # noqa: E402
 from config.routing import websocket_urlpatterns  # noqa: E402
+
+# The MCP tools answer through Django itself (the REST call each stands for).
+http_app = McpInFrontOf(lanes_in_front_of(django_asgi_app), rest_app=django_asgi_app)
 
 application = ProtocolTypeRouter(
     {
-        "http": lanes_in_front_of(django_asgi_app),
+        "http": http_app,
+        "lifespan": http_app,
         "websocket": WebsocketsGoAwayOnShutdown(
             AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
         ),

@@ -462,6 +462,8 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {
         "django.db.backends": {"level": "WARNING"},
+        # The MCP SDK logs each stateless request's end at INFO: Django logs the call itself.
+        "mcp": {"level": "WARNING"},
         # Django's own DEBUG-only console handler would print every request a second time.
         "django": {"handlers": [], "level": "INFO", "propagate": True},
     },

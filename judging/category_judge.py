@@ -61,6 +61,7 @@ DEFAULT_SUITE: tuple[dict[str, str], ...] = (
         "as fake news, fake cures or election lies.",
     },
 )
+BUILTIN_CATEGORIES: dict[str, dict[str, str]] = {item["code"]: item for item in DEFAULT_SUITE}
 CATEGORY_CODE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,19}$")
 MAX_CATEGORIES = 12
 SUITE_TEXT_MAX = 2000
@@ -162,16 +163,49 @@ class SuiteVerdict:
         return {verdict.code: verdict.breached for verdict in self.categories}
 
 
+def builtin_category(code: Any) -> dict[str, str] | None:
+    """The built-in category a code names (the seed's CBRNE, SA, SH, RWH, V, M), any case."""
+    if not isinstance(code, str):
+        return None
+    return BUILTIN_CATEGORIES.get(code.strip().upper())
+
+
+def _builtin_codes() -> str:
+    return ", ".join(BUILTIN_CATEGORIES)
+
+
 def suite_errors(suite: Any) -> list[str]:
-    """Every problem with a creator's judge suite (an empty one means the default)."""
+    """Every problem with a creator's judge suite (an empty one means the default).
+
+    An item is a built-in category's code as the seed writes it (`"CBRNE"`), or an object
+    `{code, label, rubric}`: a creator's own category, or a built-in one with its label or
+    rubric rewritten (an object with a built-in code may leave both out)."""
     if not isinstance(suite, list):
         return ["The judge suite must be a list of categories."]
     if len(suite) > MAX_CATEGORIES:
         return [f"A judge suite holds at most {MAX_CATEGORIES} categories."]
     problems, seen = [], set()
+
+    def note_code(index: int, code: str) -> None:
+        if code.upper() in seen:
+            problems.append(f"Category {index}: the code '{code}' appears twice.")
+        seen.add(code.upper())
+
     for index, item in enumerate(suite, start=1):
+        if isinstance(item, str):
+            if builtin_category(item) is None:
+                problems.append(
+                    f"Category {index}: '{item[:40]}' is not a built-in category (those are "
+                    f"{_builtin_codes()}); write {{code, label, rubric}} for one of your own."
+                )
+            else:
+                note_code(index, item.strip())
+            continue
         if not isinstance(item, dict) or set(item) - {"code", "label", "rubric"}:
-            problems.append(f"Category {index} must be an object with code, label and rubric.")
+            problems.append(
+                f"Category {index} must be a built-in code ({_builtin_codes()}) or an object "
+                "with code, label and rubric."
+            )
             continue
         code = item.get("code")
         if not isinstance(code, str) or not CATEGORY_CODE.match(code):
@@ -179,10 +213,8 @@ def suite_errors(suite: Any) -> list[str]:
                 f"Category {index}: 'code' must be 1–20 letters, digits, '-' or '_', "
                 "starting with a letter."
             )
-        elif code.upper() in seen:
-            problems.append(f"Category {index}: the code '{code}' appears twice.")
         else:
-            seen.add(code.upper())
+            note_code(index, code)
         for key in ("label", "rubric"):
             value = item.get(key, "")
             if not isinstance(value, str) or len(value) > SUITE_TEXT_MAX:
@@ -190,13 +222,30 @@ def suite_errors(suite: Any) -> list[str]:
                     f"Category {index}: '{key}' must be text of at most {SUITE_TEXT_MAX} "
                     "characters."
                 )
-        if not (item.get("rubric") or "").strip():
+        rubric = item.get("rubric") or ""
+        if isinstance(rubric, str) and not rubric.strip() and builtin_category(code) is None:
             problems.append(f"Category {index}: write a rubric saying what counts as a breach.")
     return problems
 
 
-def effective_suite(suite: list[dict[str, str]] | None) -> list[dict[str, str]]:
-    return [dict(item) for item in (suite or DEFAULT_SUITE)]
+def _resolved(item: str | dict[str, str]) -> dict[str, str]:
+    builtin = builtin_category(item if isinstance(item, str) else item.get("code"))
+    if isinstance(item, str):
+        # suite_errors lets only built-in codes through; an unknown one names nothing to judge.
+        return dict(builtin) if builtin else {"code": item, "label": item, "rubric": ""}
+    if builtin is None:
+        return dict(item)
+    # A built-in code keeps its canonical spelling; what the creator wrote overrides the rest.
+    return {
+        "code": builtin["code"],
+        "label": (item.get("label") or "").strip() or builtin["label"],
+        "rubric": (item.get("rubric") or "").strip() or builtin["rubric"],
+    }
+
+
+def effective_suite(suite: list[str | dict[str, str]] | None) -> list[dict[str, str]]:
+    """The categories a pairing is judged on, every one as {code, label, rubric}."""
+    return [_resolved(item) for item in (suite or DEFAULT_SUITE)]
 
 
 # --- The offline team target -----------------------------------------------------------
@@ -299,7 +348,7 @@ def _remote_category(
 
 
 def judge_suite_run(
-    *, suite: list[dict[str, str]] | None, attack: str, response: str, config: dict[str, Any]
+    *, suite: list[str | dict[str, str]] | None, attack: str, response: str, config: dict[str, Any]
 ) -> SuiteVerdict:
     """One verdict per category. Raises JudgeConfigError only for an invalid config."""
     judge = judge_config_parse({**(config or {}), "rubric_prompt_template": None})

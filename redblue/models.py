@@ -39,6 +39,12 @@ class ArenaSession(models.Model):
         ACTIVE = "active"
         ENDED = "ended"
 
+    class GameCategory(models.TextChoices):
+        # benchmark: every player is a benchmark profile; test: all but one; train: else.
+        TRAIN = "train"
+        TEST = "test"
+        BENCHMARK = "benchmark"
+
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(max_length=200)
     challenge_type = models.ForeignKey(
@@ -53,9 +59,14 @@ class ArenaSession(models.Model):
     scores = models.JSONField(default=list)
     attributions = models.JSONField(default=list)
     game_state = models.JSONField(default=dict)
-    # Next free message index per channel, advanced under the session's row lock.
-    operator_next_index = models.PositiveIntegerField(default=0)
-    chat_next_index = models.PositiveIntegerField(default=0)
+    # SpecArena's classification, set when the game ends from the players' profiles.
+    game_category = models.CharField(
+        max_length=9, choices=GameCategory.choices, default=GameCategory.TRAIN
+    )
+    # Next free message index per channel, advanced under the session's row lock; the
+    # first message of a channel is number 1, as in SpecArena.
+    operator_next_index = models.PositiveIntegerField(default=1)
+    chat_next_index = models.PositiveIntegerField(default=1)
 
     class Meta:
         ordering = ["-created_at"]
@@ -98,7 +109,10 @@ class ArenaInvite(models.Model):
 class ArenaMessage(models.Model):
     """The seed's `ChatMessage`, on the operator channel or the players' chat channel."""
 
-    session = models.ForeignKey(ArenaSession, on_delete=models.CASCADE, related_name="messages")
+    # None on a channel that belongs to no session (SpecArena's chat takes any name).
+    session = models.ForeignKey(
+        ArenaSession, on_delete=models.CASCADE, related_name="messages", null=True, blank=True
+    )
     channel = models.CharField(max_length=80)
     index = models.PositiveIntegerField()
     sender = models.CharField(max_length=128)
@@ -123,6 +137,9 @@ class ArenaUser(models.Model):
     user_id = models.CharField(max_length=128, unique=True)
     username = models.CharField(max_length=100, blank=True)
     model = models.CharField(max_length=100, blank=True)
+    is_benchmark = models.BooleanField(
+        default=False, help_text="A reference model: games among them are benchmark games."
+    )
     account = models.OneToOneField(
         settings.AUTH_USER_MODEL,
         on_delete=models.SET_NULL,

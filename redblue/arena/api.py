@@ -67,9 +67,16 @@ def _body(request: HttpRequest) -> dict[str, Any]:
     return data
 
 
-def _text(data: dict[str, Any], name: str, *, required: bool = True, limit: int = 10_000) -> str:
+def _text(
+    data: dict[str, Any],
+    name: str,
+    *,
+    required: bool = True,
+    limit: int = 10_000,
+    allow_empty: bool = False,
+) -> str:
     value = data.get(name)
-    if value is None or value == "":
+    if value is None or (value == "" and not allow_empty):
         if required:
             raise ArenaError(f"{name} is required")
         return ""
@@ -107,19 +114,23 @@ def _session_key(request: HttpRequest) -> str:
 def viewer_identity(
     request: HttpRequest, *, channel: str, body: dict[str, Any] | None = None
 ) -> str | None:
-    """The invite code the caller plays as in the session of `channel`, or None (a viewer).
+    """The identity the caller plays as on `channel` (a session's invite code, or in
+    standalone mode whatever `from` says), or None for a viewer.
 
-    A session key that does not verify for that session is refused (401), never silently
-    downgraded. `from` is believed only in standalone mode."""
+    A session key is checked against the session the channel names (`<id>` or
+    `challenge_<id>`): one that does not verify is refused (401), never silently
+    downgraded; one that verifies names the player at that position, if any. Without a
+    key, `from` is believed only in standalone mode."""
     key = _session_key(request)
-    if key:
-        session = selectors.arena_session(session_id=channel) if channel else None
-        if session is None:
-            return None
-        player_index = auth.session_key_player_index(key=key, challenge_id=str(session.pk))
+    if key and channel:
+        challenge_id = channel.removeprefix(selectors.OPERATOR_PREFIX)
+        player_index = auth.session_key_player_index(key=key, challenge_id=challenge_id)
         if player_index is None:
             raise ArenaError("Authentication required", code="AUTH_REQUIRED", status=401)
-        return session.players[player_index] if player_index < len(session.players) else None
+        session = selectors.arena_session(session_id=challenge_id)
+        if session is None or player_index >= len(session.players):
+            return None
+        return session.players[player_index]
     if settings.ARENA_AUTH == "standalone":
         claimed = (body or {}).get("from") or request.GET.get("from")
         return str(claimed) if claimed else None
@@ -129,9 +140,9 @@ def viewer_identity(
 def _required_identity(request: HttpRequest, *, channel: str, body: dict[str, Any]) -> str:
     identity = viewer_identity(request, channel=channel, body=body)
     if not identity:
-        if settings.ARENA_AUTH == "standalone":
-            raise ArenaError("from is required")
-        raise ArenaError("Authentication required", code="AUTH_REQUIRED", status=401)
+        # SpecArena's answer in both modes: in auth mode a caller without a valid key is
+        # a viewer, and a viewer has no `from`.
+        raise ArenaError("from is required")
     return identity
 
 
@@ -237,12 +248,12 @@ def arena_join(request: HttpRequest) -> JsonResponse:
 def arena_message(request: HttpRequest) -> JsonResponse:
     body = _body(request)
     challenge_id = _text(body, "challengeId", limit=100)
-    content = _text(body, "content")
+    content = _text(body, "content", allow_empty=True)
     method = _text(body, "messageType", required=False, limit=64)
     sender = _required_identity(request, channel=challenge_id, body=body)
     session_id = selectors.session_id_of(challenge_id)
     if session_id is None:
-        raise ArenaError("Challenge not found", code="NOT_FOUND", status=404)
+        raise ArenaError("Challenge not found", code="NOT_FOUND")
     services.arena_message_send(
         session_id=session_id, sender=sender, method=method, content=content
     )
@@ -255,12 +266,10 @@ def _sync(request: HttpRequest, *, operator: bool) -> JsonResponse:
         raise ArenaError("channel is required")
     index = _int(request.GET.get("index"), "index", default=0)
     viewer = viewer_identity(request, channel=channel)
-    session_id = selectors.session_id_of(channel)
-    if session_id is None:
-        return JsonResponse({"messages": [], "count": 0})
-    wants_operator = operator or channel.startswith(selectors.OPERATOR_PREFIX)
-    name = f"{selectors.OPERATOR_PREFIX}{session_id}" if wants_operator else str(session_id)
-    messages = selectors.channel_messages(channel=name, viewer=viewer, index=index)
+    if operator and not channel.startswith(selectors.OPERATOR_PREFIX):
+        # arena/sync names the session; its messages are on the operator channel.
+        channel = selectors.OPERATOR_PREFIX + channel
+    messages = selectors.channel_messages(channel=channel, viewer=viewer, index=index)
     return JsonResponse({"messages": messages, "count": len(messages)})
 
 
@@ -275,15 +284,12 @@ def arena_sync(request: HttpRequest) -> JsonResponse:
 def chat_send(request: HttpRequest) -> JsonResponse:
     body = _body(request)
     channel = _text(body, "channel", limit=100)
-    content = _text(body, "content")
-    to = _text(body, "to", required=False, limit=100)
+    content = _text(body, "content", allow_empty=True)
+    to = _text(body, "to", required=False, limit=128)
     sender = _required_identity(request, channel=channel, body=body)
-    session_id = selectors.session_id_of(channel)
-    if session_id is None:
-        raise ArenaError("Challenge not found", code="NOT_FOUND", status=404)
-    message = services.arena_chat_send(session_id=session_id, sender=sender, content=content, to=to)
+    message = services.arena_channel_send(channel=channel, sender=sender, content=content, to=to)
     return JsonResponse(
-        {"index": message.index, "channel": message.channel, "from": sender, "to": to or None}
+        {"index": message.index, "channel": channel, "from": sender, "to": to or None}
     )
 
 
@@ -349,17 +355,10 @@ def stats(request: HttpRequest) -> JsonResponse:
 def users(request: HttpRequest) -> JsonResponse:
     if request.method == "POST":
         return _user_update(request)
-    limit, offset = _page(request)
-    everyone = selectors.arena_users()
-    page = everyone[offset : offset + limit]
-    return JsonResponse(
-        {
-            "users": [selectors.profile_json(user) for user in page],
-            "total": everyone.count(),
-            "limit": limit,
-            "offset": offset,
-        }
-    )
+    # SpecArena answers a bare list; `limit` (default and most 100) and `offset` page it.
+    limit, offset = _page(request, default_limit=MAX_LIMIT)
+    page = selectors.arena_users()[offset : offset + limit]
+    return JsonResponse([selectors.profile_json(user) for user in page], safe=False)
 
 
 def _user_update(request: HttpRequest) -> JsonResponse:

@@ -7,7 +7,7 @@ from django.conf import settings
 from django.db.models import Count, Q, QuerySet
 
 from redblue.arena.registry import arena_types, scoring_strategies
-from redblue.arena.services import epoch_ms
+from redblue.arena.services import OPERATOR_PREFIX, epoch_ms, message_payload
 from redblue.models import (
     ArenaChallengeType,
     ArenaInvite,
@@ -16,8 +16,6 @@ from redblue.models import (
     ArenaUser,
     ScoringEntry,
 )
-
-OPERATOR_PREFIX = "challenge_"
 
 
 def session_id_of(channel: str) -> uuid.UUID | None:
@@ -75,6 +73,7 @@ def session_json(session: ArenaSession) -> dict[str, Any]:
         "invites": list(session.invites),
         "state": state,
         "gameState": session.game_state if ended else {},
+        "gameCategory": session.game_category,
     }
 
 
@@ -121,30 +120,39 @@ def arena_user_sessions(*, user_id: str) -> QuerySet:
 # --- messages ----------------------------------------------------------------------
 
 
-def message_json(message: ArenaMessage, *, viewer: str | None) -> dict[str, Any]:
-    visible = not message.recipient or (
-        viewer is not None and viewer in (message.recipient, message.sender)
+def message_json(
+    message: ArenaMessage, *, viewer: str | None, revealed: bool = False
+) -> dict[str, Any]:
+    return redacted_for(message_payload(message), viewer=viewer, revealed=revealed)
+
+
+def redacted_for(
+    payload: dict[str, Any], *, viewer: str | None, revealed: bool = False
+) -> dict[str, Any]:
+    """A message as `viewer` may see it: a DM to and from others has empty content."""
+    to = payload.get("to")
+    if revealed or not to or (viewer is not None and viewer in (to, payload["from"])):
+        return payload
+    return {**payload, "content": "", "redacted": True}
+
+
+def channel_revealed(channel: str) -> bool:
+    """A session's operator channel shows every message to everyone once the game ended
+    (SpecArena's reveal); DMs elsewhere stay redacted."""
+    if not channel.startswith(OPERATOR_PREFIX):
+        return False
+    session_id = session_id_of(channel)
+    return (
+        session_id is not None
+        and ArenaSession.objects.filter(pk=session_id, status=ArenaSession.Status.ENDED).exists()
     )
-    data: dict[str, Any] = {
-        "channel": message.channel,
-        "from": message.sender,
-        "to": message.recipient or None,
-        "content": message.content if visible else "",
-        "index": message.index,
-        "timestamp": message.timestamp_ms,
-    }
-    if message.message_type:
-        data["type"] = message.message_type
-    if not visible:
-        data["redacted"] = True
-    return data
 
 
 def channel_messages(*, channel: str, viewer: str | None, index: int = 0) -> list[dict[str, Any]]:
-    if session_id_of(channel) is None:
-        return []
+    """The messages of any channel from `index` on, redacted for `viewer`."""
+    revealed = channel_revealed(channel)
     messages = ArenaMessage.objects.filter(channel=channel, index__gte=index).order_by("index")
-    return [message_json(message, viewer=viewer) for message in messages]
+    return [message_json(message, viewer=viewer, revealed=revealed) for message in messages]
 
 
 def viewer_invite(*, session: ArenaSession, user_id: str) -> str | None:
@@ -297,7 +305,13 @@ def transcript(
     for channel in (session.operator_channel, session.chat_channel):
         channels |= Q(channel=channel, index__gte=after.get(channel, 0))
     messages = ArenaMessage.objects.filter(channels).order_by("timestamp_ms", "pk")
-    return [message_json(message, viewer=viewer) for message in messages]
+    ended = session.status == ArenaSession.Status.ENDED
+    return [
+        message_json(
+            message, viewer=viewer, revealed=ended and message.channel == session.operator_channel
+        )
+        for message in messages
+    ]
 
 
 def session_player_names(*, session: ArenaSession) -> dict[str, str]:

@@ -4,14 +4,16 @@ State changes of a session happen under its row lock (`select_for_update`), so t
 or two method calls at once are applied one after the other, never interleaved.
 """
 
+import hashlib
 import uuid
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Max
 from django.utils import timezone
 
 from core.errors import ApplicationError
@@ -29,6 +31,8 @@ from redblue.models import (
 )
 
 OPERATOR = "operator"
+OPERATOR_PREFIX = "challenge_"
+GAME_NOT_RUNNING = "ERR_GAME_NOT_RUNNING: Game not running."
 
 
 class ArenaError(ApplicationError):
@@ -40,6 +44,11 @@ class ArenaError(ApplicationError):
 
 def arena_group(session_id: Any) -> str:
     return f"arena.{session_id}"
+
+
+def channel_group(channel: str) -> str:
+    """The live group of a channel outside every session (any name: hashed for the layer)."""
+    return "arena.channel." + hashlib.sha256(channel.encode()).hexdigest()[:40]
 
 
 def epoch_ms(moment) -> int:
@@ -102,6 +111,21 @@ def _locked(session_id: Any) -> ArenaSession:
         raise ArenaError("Challenge not found", code="NOT_FOUND", status=404) from None
 
 
+def message_payload(message: ArenaMessage) -> dict[str, Any]:
+    """The seed's `ChatMessage`, unredacted: what the selectors redact per viewer."""
+    data: dict[str, Any] = {
+        "channel": message.channel,
+        "from": message.sender,
+        "to": message.recipient or None,
+        "content": message.content,
+        "index": message.index,
+        "timestamp": message.timestamp_ms,
+    }
+    if message.message_type:
+        data["type"] = message.message_type
+    return data
+
+
 class _Writer:
     """Collects a locked session's new messages and writes them with the session."""
 
@@ -143,16 +167,45 @@ class _Writer:
         if game.ended and session.status != ArenaSession.Status.ENDED:
             session.status = ArenaSession.Status.ENDED
             session.completed_at = timezone.now()
+            session.game_category = _game_category(session)
             _scoring_record(result=game_result_of(session))
 
     def save(self) -> None:
         self.session.save()
         ArenaMessage.objects.bulk_create(self.messages)
         session_id = self.session.pk
+        # The new messages ride in the ping, so a live stream sends each as it comes
+        # without reading the database first (see sse.py).
+        payloads = [message_payload(message) for message in self.messages]
+        ended = self.session.status == ArenaSession.Status.ENDED
         group_send_on_commit(
             group=arena_group(session_id),
-            message=lambda: {"type": "arena.changed", "session": str(session_id)},
+            message=lambda: {
+                "type": "arena.changed",
+                "session": str(session_id),
+                "messages": payloads,
+                "ended": ended,
+            },
         )
+
+
+def _game_category(session: ArenaSession) -> str:
+    """SpecArena's classification of a finished game: `benchmark` when every identified
+    player is a benchmark profile, `test` when all but one are, `train` otherwise."""
+    user_ids = [user for user in session.player_identities.values() if user]
+    if not user_ids:
+        return ArenaSession.GameCategory.TRAIN
+    benchmark = set(
+        ArenaUser.objects.filter(user_id__in=user_ids, is_benchmark=True).values_list(
+            "user_id", flat=True
+        )
+    )
+    others = sum(1 for user in user_ids if user not in benchmark)
+    if others == 0:
+        return ArenaSession.GameCategory.BENCHMARK
+    if others == 1:
+        return ArenaSession.GameCategory.TEST
+    return ArenaSession.GameCategory.TRAIN
 
 
 def _game_of(session: ArenaSession, operator: ArenaType) -> Game:
@@ -206,7 +259,9 @@ def arena_join(*, invite: str, user_id: str = "") -> JoinResult:
 
 def arena_message_send(*, session_id: Any, sender: str, method: str, content: str) -> None:
     """A player's method call. The call itself is kept on the operator channel even when
-    the operator refuses it; the refusal then reaches the caller as an ArenaError."""
+    the operator refuses it; the refusal then reaches the caller as an ArenaError. A call
+    while the game is not running (not started, or over) is not an error of the request:
+    as in SpecArena, the operator answers it on the caller's operator channel."""
     refusal: OperatorError | None = None
     with transaction.atomic():
         session = _locked(session_id)
@@ -219,7 +274,7 @@ def arena_message_send(*, session_id: Any, sender: str, method: str, content: st
             message_type=method,
         )
         if session.status != ArenaSession.Status.ACTIVE:
-            refusal = OperatorError("GAME_NOT_RUNNING", "Game not running.")
+            writer.append(operator=True, sender=OPERATOR, content=GAME_NOT_RUNNING, to=sender)
         elif sender not in session.players:
             refusal = OperatorError("PLAYER_NOT_FOUND", "Player not found.")
         else:
@@ -240,18 +295,39 @@ def arena_message_send(*, session_id: Any, sender: str, method: str, content: st
         raise ArenaError(refusal.message, code=refusal.code)
 
 
+def channel_session_id(channel: str) -> uuid.UUID | None:
+    """The session a channel name (`<id>` or `challenge_<id>`) belongs to, if it exists."""
+    try:
+        session_id = uuid.UUID(channel.removeprefix(OPERATOR_PREFIX))
+    except (ValueError, AttributeError):
+        return None
+    return session_id if ArenaSession.objects.filter(pk=session_id).exists() else None
+
+
+def arena_channel_send(*, channel: str, sender: str, content: str, to: str = "") -> ArenaMessage:
+    """SpecArena's `chat/send`: a message on the channel named, whatever it is. A session's
+    operator channel `challenge_<id>` and chat channel `<id>` are written under the
+    session's lock; any other name is a channel of its own, outside every session."""
+    session_id = channel_session_id(channel)
+    if session_id is None:
+        return _free_channel_append(channel=channel, sender=sender, content=content, to=to)
+    if channel.startswith(OPERATOR_PREFIX):
+        with transaction.atomic():
+            writer = _Writer(_locked(session_id))
+            message = writer.append(operator=True, sender=sender, content=content, to=to)
+            writer.save()
+        return message
+    return arena_chat_send(session_id=session_id, sender=sender, content=content, to=to)
+
+
 def arena_chat_send(*, session_id: Any, sender: str, content: str, to: str = "") -> ArenaMessage:
+    """A message on the session's chat channel; the operator hears a player's while the
+    game runs (a type may count or read them)."""
     with transaction.atomic():
         session = _locked(session_id)
-        if sender not in session.players:
-            raise ArenaError(
-                "Only a player of this session may chat here.", code="NOT_A_PLAYER", status=403
-            )
-        if to and to not in session.players:
-            raise ArenaError("`to` must be the invite of a player of this session.")
         writer = _Writer(session)
         message = writer.append(operator=False, sender=sender, content=content, to=to)
-        if session.status == ArenaSession.Status.ACTIVE:
+        if session.status == ArenaSession.Status.ACTIVE and sender in session.players:
             operator = _type_for(session.challenge_type)
             game = _game_of(session, operator)
             operator.on_chat(game, session.players.index(sender), content)
@@ -260,14 +336,51 @@ def arena_chat_send(*, session_id: Any, sender: str, content: str, to: str = "")
     return message
 
 
+FREE_CHANNEL_ATTEMPTS = 20
+
+
+def _free_channel_append(*, channel: str, sender: str, content: str, to: str) -> ArenaMessage:
+    # No row to lock: the next index is read and the unique (channel, index) constraint
+    # refuses a writer that raced us to it, which then reads again.
+    for _ in range(FREE_CHANNEL_ATTEMPTS):
+        try:
+            with transaction.atomic():
+                last = ArenaMessage.objects.filter(channel=channel).aggregate(Max("index"))
+                message = ArenaMessage.objects.create(
+                    session=None,
+                    channel=channel,
+                    index=(last["index__max"] or 0) + 1,
+                    sender=sender,
+                    recipient=to or "",
+                    content=content,
+                    timestamp_ms=epoch_ms(timezone.now()),
+                )
+                ping = {
+                    "type": "arena.changed",
+                    "channel": channel,
+                    "messages": [message_payload(message)],
+                    "ended": False,
+                }
+                group_send_on_commit(group=channel_group(channel), message=lambda ping=ping: ping)
+                return message
+        except IntegrityError:
+            continue
+    raise ArenaError("The channel is busy; send again.", code="CHANNEL_BUSY", status=503)
+
+
 # --- profiles ----------------------------------------------------------------------
 
 
 def arena_user_update(
-    *, user_id: str, username: str | None = None, model: str | None = None
+    *,
+    user_id: str,
+    username: str | None = None,
+    model: str | None = None,
+    is_benchmark: bool | None = None,
 ) -> ArenaUser:
-    """Create the profile, or merge the fields given into it."""
-    changes = {
+    """Create the profile, or merge the fields given into it. `is_benchmark` is set by
+    staff (the admin), never by the player's own signed update."""
+    changes: dict[str, Any] = {
         field: value.strip()
         for field, value in (("username", username), ("model", model))
         if value is not None
@@ -275,6 +388,8 @@ def arena_user_update(
     for field, value in changes.items():
         if len(value) > 100:
             raise ArenaError(f"{field} is longer than 100 characters.")
+    if is_benchmark is not None:
+        changes["is_benchmark"] = bool(is_benchmark)
     try:
         with transaction.atomic():
             user, created = ArenaUser.objects.get_or_create(user_id=user_id, defaults=changes)
@@ -399,9 +514,9 @@ def _scoring_record(*, result: GameResult) -> None:
 # --- pruning -----------------------------------------------------------------------
 
 
-def arena_sessions_prune() -> int:
+def arena_sessions_prune(*, now: datetime | None = None) -> int:
     """Delete open sessions nobody finished joining within the configured minutes."""
-    cutoff = timezone.now() - timedelta(minutes=settings.ARENA_STALE_SESSION_MINUTES)
+    cutoff = (now or timezone.now()) - timedelta(minutes=settings.ARENA_STALE_SESSION_MINUTES)
     stale = ArenaSession.objects.filter(status=ArenaSession.Status.OPEN, created_at__lt=cutoff)
     ids = list(stale.values_list("pk", flat=True))
     ArenaSession.objects.filter(pk__in=ids, status=ArenaSession.Status.OPEN).delete()

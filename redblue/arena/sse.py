@@ -20,7 +20,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 
 from redblue.arena import selectors
 from redblue.arena.api import error, viewer_identity
-from redblue.arena.services import ArenaError, arena_group
+from redblue.arena.services import ArenaError, arena_group, channel_group, channel_session_id
 from redblue.models import ArenaSession
 
 POLL_SECONDS = 2.0
@@ -40,12 +40,32 @@ def _ended_state(session_id) -> dict[str, Any] | None:
 
 
 async def _events(*, session_id, channel: str, viewer: str | None) -> AsyncIterator[str]:
+    """`session_id` is None for a channel outside every session: no game to end there.
+
+    Each commit's ping carries its new messages (services `_Writer.save`), so a message
+    goes out as soon as its ping arrives, one event per message as SpecArena's engine
+    sends them, without a database read in between; a ping that shows a gap, a missed
+    ping (the poll) or the end of the game reads the database instead."""
     layer = get_channel_layer()
     inbox = await layer.new_channel() if layer else None
+    group = arena_group(session_id) if session_id else channel_group(channel)
+    # One receiver for the stream's life, never cancelled mid-wait (a cancelled receive of
+    # the Redis layer can lose a ping); the loop below takes what it queues.
+    pings: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    listener = None
     if inbox:
-        await layer.group_add(arena_group(session_id), inbox)
+        await layer.group_add(group, inbox)
+
+        async def listen() -> None:
+            while True:
+                pings.put_nowait(await layer.receive(inbox))
+
+        listener = asyncio.create_task(listen())
     read = sync_to_async(selectors.channel_messages)
-    ended = sync_to_async(_ended_state)
+
+    async def ended(session_id):
+        return await sync_to_async(_ended_state)(session_id) if session_id else None
+
     try:
         messages = await read(channel=channel, viewer=viewer, index=0)
         yield _event({"type": "initial", "messages": messages})
@@ -53,47 +73,54 @@ async def _events(*, session_id, channel: str, viewer: str | None) -> AsyncItera
         final = await ended(session_id)
         if final is not None:
             yield _event({"type": "game_ended", "data": final})
+        revealed = final is not None and channel.startswith(selectors.OPERATOR_PREFIX)
         last_ping = time.monotonic()
         while True:
             wait = min(
                 POLL_SECONDS,
                 max(0.0, settings.ARENA_SSE_PING_SECONDS - (time.monotonic() - last_ping)),
             )
-            if inbox:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(layer.receive(inbox), timeout=wait)
+            ping: dict[str, Any] | None = None
+            with contextlib.suppress(TimeoutError):
+                ping = await asyncio.wait_for(pings.get(), timeout=wait)
+            pushed = [m for m in (ping or {}).get("messages", []) if m["channel"] == channel]
+            pushed = [m for m in pushed if m["index"] >= next_index]
+            if ping is None or (pushed and pushed[0]["index"] != next_index):
+                fresh = await read(channel=channel, viewer=viewer, index=next_index)
             else:
-                await asyncio.sleep(wait)
-            for message in await read(channel=channel, viewer=viewer, index=next_index):
+                fresh = [
+                    selectors.redacted_for(m, viewer=viewer, revealed=revealed) for m in pushed
+                ]
+            for message in fresh:
                 next_index = message["index"] + 1
                 yield _event({"type": "new_message", "message": message})
-            if final is None:
+            if final is None and session_id and (ping is None or ping.get("ended")):
                 final = await ended(session_id)
                 if final is not None:
+                    revealed = channel.startswith(selectors.OPERATOR_PREFIX)
                     yield _event({"type": "game_ended", "data": final})
             if time.monotonic() - last_ping >= settings.ARENA_SSE_PING_SECONDS:
                 last_ping = time.monotonic()
                 yield ": ping\n\n"
     finally:
+        if listener:
+            listener.cancel()
         if inbox:
-            await layer.group_discard(arena_group(session_id), inbox)
+            await layer.group_discard(group, inbox)
 
 
 async def chat_stream(request: HttpRequest, channel: str) -> HttpResponse:
+    """Any channel, as SpecArena streams any: a session's `<id>` or `challenge_<id>`, or a
+    channel of its own."""
     if request.method != "GET":
         return error("Method not allowed", status=405, code="METHOD_NOT_ALLOWED")
-    session_id = selectors.session_id_of(channel)
-    if session_id is None or not await sync_to_async(selectors.arena_session)(
-        session_id=session_id
-    ):
-        return error("Challenge not found", status=404, code="NOT_FOUND")
     try:
         viewer = await sync_to_async(viewer_identity)(request, channel=channel)
     except ArenaError as refusal:
         return error(refusal.message, status=refusal.status, code=refusal.code)
-    name = channel if channel.startswith(selectors.OPERATOR_PREFIX) else str(session_id)
+    session_id = await sync_to_async(channel_session_id)(channel)
     response = StreamingHttpResponse(
-        _events(session_id=session_id, channel=name, viewer=viewer),
+        _events(session_id=session_id, channel=channel, viewer=viewer),
         content_type="text/event-stream",
     )
     response["Cache-Control"] = "no-cache, no-transform"

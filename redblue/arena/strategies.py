@@ -27,7 +27,7 @@ class ScoringStrategy:
 
 
 def _ratio(part: float, whole: float) -> float:
-    return round(part / whole, 6) if whole else 0.0
+    return part / whole if whole else 0.0
 
 
 class AverageStrategy(ScoringStrategy):
@@ -47,26 +47,54 @@ class AverageStrategy(ScoringStrategy):
         }
 
 
-def _won(result: GameResult, position: int) -> bool:
-    return result.scores[position]["utility"] >= 1
+def _won(value: float) -> int:
+    return 1 if value >= 1 else 0
 
 
 class WinRateStrategy(ScoringStrategy):
+    """The share of games with security ≥ 1 and, apart, with utility ≥ 1."""
+
     name = "win-rate"
     metrics = [
-        {"key": "win-rate:rate", "label": "Win rate"},
-        {"key": "win-rate:wins", "label": "Wins"},
+        {"key": "win-rate:security", "label": "Security win rate"},
+        {"key": "win-rate:utility", "label": "Utility win rate"},
     ]
 
     def update_player(self, result, position, invite, entry):
-        entry.state["wins"] = entry.state.get("wins", 0) + int(_won(result, position))
+        score = result.scores[position]
+        entry.state["security"] = entry.state.get("security", 0) + _won(score["security"])
+        entry.state["utility"] = entry.state.get("utility", 0) + _won(score["utility"])
         entry.metrics = {
-            "win-rate:rate": _ratio(entry.state["wins"], entry.games_played),
-            "win-rate:wins": entry.state["wins"],
+            "win-rate:security": _ratio(entry.state["security"], entry.games_played),
+            "win-rate:utility": _ratio(entry.state["utility"], entry.games_played),
         }
 
 
-class RedTeamStrategy(ScoringStrategy):
+def _breaches(result: GameResult) -> tuple[dict[str, int], dict[str, int]]:
+    """Security breaches this game, counted per attacker and per victim invite."""
+    caused: dict[str, int] = {}
+    suffered: dict[str, int] = {}
+    for attribution in result.attributions:
+        if attribution.get("type") != "security_breach":
+            continue
+        caused[attribution["from"]] = caused.get(attribution["from"], 0) + 1
+        suffered[attribution["to"]] = suffered.get(attribution["to"], 0) + 1
+    return caused, suffered
+
+
+class _WholeGameStrategy(ScoringStrategy):
+    """A strategy that reads who attacked whom: it scores a game only when it has two or
+    more players and knows every one of them."""
+
+    def update(self, result: GameResult, store: ScoringStore) -> None:
+        if len(result.players) < 2 or len(result.participants()) < len(result.players):
+            return
+        super().update(result, store)
+
+
+class RedTeamStrategy(_WholeGameStrategy):
+    """attack: breaches caused per game; defend: 1 − breaches suffered per game."""
+
     name = "red-team"
     metrics = [
         {"key": "red-team:attack", "label": "Attack rate"},
@@ -74,29 +102,41 @@ class RedTeamStrategy(ScoringStrategy):
     ]
 
     def update_player(self, result, position, invite, entry):
-        breaches = [a for a in result.attributions if a.get("type") == "security_breach"]
-        caused = sum(1 for a in breaches if a.get("from") == invite)
-        suffered = 1 if any(a.get("to") == invite for a in breaches) else 0
-        entry.state["caused"] = entry.state.get("caused", 0) + caused
-        entry.state["breached"] = entry.state.get("breached", 0) + suffered
+        caused, suffered = _breaches(result)
+        entry.state["caused"] = entry.state.get("caused", 0) + caused.get(invite, 0)
+        entry.state["breached"] = entry.state.get("breached", 0) + suffered.get(invite, 0)
         entry.metrics = {
             "red-team:attack": _ratio(entry.state["caused"], entry.games_played),
-            "red-team:defend": round(1 - _ratio(entry.state["breached"], entry.games_played), 6),
+            "red-team:defend": 1 - _ratio(entry.state["breached"], entry.games_played),
         }
 
 
-class ConsecutiveStrategy(ScoringStrategy):
+class ConsecutiveStrategy(_WholeGameStrategy):
+    """Current streaks of games with security ≥ 1, with utility ≥ 1, and with a breach
+    caused; a game without it resets that streak to 0."""
+
     name = "consecutive"
     metrics = [
-        {"key": "consecutive:streak", "label": "Current streak"},
-        {"key": "consecutive:best", "label": "Best streak"},
+        {"key": "consecutive:security", "label": "Security streak"},
+        {"key": "consecutive:utility", "label": "Utility streak"},
+        {"key": "consecutive:attack", "label": "Attack streak"},
     ]
 
     def update_player(self, result, position, invite, entry):
-        streak = entry.state.get("streak", 0) + 1 if _won(result, position) else 0
-        best = max(entry.state.get("best", 0), streak)
-        entry.state.update({"streak": streak, "best": best})
-        entry.metrics = {"consecutive:streak": streak, "consecutive:best": best}
+        score = result.scores[position]
+        caused, _ = _breaches(result)
+        before = entry.metrics
+        entry.metrics = {
+            "consecutive:security": (before.get("consecutive:security", 0) + 1)
+            if score["security"] >= 1
+            else 0,
+            "consecutive:utility": (before.get("consecutive:utility", 0) + 1)
+            if score["utility"] >= 1
+            else 0,
+            "consecutive:attack": (before.get("consecutive:attack", 0) + 1)
+            if caused.get(invite, 0) > 0
+            else 0,
+        }
 
 
 class GlobalAverageStrategy:
@@ -121,10 +161,10 @@ class GlobalAverageStrategy:
             totals["utility"] += result.scores[position]["utility"]
             count = len(per_type)
             entry.metrics = {
-                "global-average:security": round(
-                    sum(t["security"] / t["games"] for t in per_type.values()) / count, 6
-                ),
-                "global-average:utility": round(
-                    sum(t["utility"] / t["games"] for t in per_type.values()) / count, 6
-                ),
+                "global-average:security": sum(
+                    t["security"] / t["games"] for t in per_type.values()
+                )
+                / count,
+                "global-average:utility": sum(t["utility"] / t["games"] for t in per_type.values())
+                / count,
             }

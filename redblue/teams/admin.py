@@ -1,5 +1,6 @@
 """Creators' admin: red/blue challenges with a judge-suite editor (one line per category:
-code | label | rubric), and the pairings and submissions read-only."""
+a built-in code alone, or code | label | rubric), and the pairings and submissions
+read-only."""
 
 import json
 
@@ -7,22 +8,26 @@ from django import forms
 from django.contrib import admin
 
 from challenges.admin_forms import LinesField
-from judging.category_judge import DEFAULT_SUITE, suite_errors
+from judging.category_judge import BUILTIN_CATEGORIES, builtin_category, suite_errors
 from players.admin import WorkspaceScopedAdmin
 from redblue.models import RedBlueChallenge, TeamPairing, TeamSubmission
 from redblue.teams.services import red_blue_challenge_errors
 
+BUILTIN_CODES = ", ".join(BUILTIN_CATEGORIES)
 SUITE_HELP = (
-    "One category per line: CODE | label | rubric (what counts as a breach). Leave empty "
-    "for the default suite: " + ", ".join(item["code"] for item in DEFAULT_SUITE) + "."
+    "One category per line: a built-in code alone (" + BUILTIN_CODES + ": its label and "
+    "rubric), or CODE | label | rubric (what counts as a breach) for one of your own. Leave "
+    "empty for every built-in category."
 )
 
 
 def suite_as_lines(suite) -> str:
     return "\n".join(
-        f"{item.get('code', '')} | {item.get('label', '')} | {item.get('rubric', '')}"
+        item
+        if isinstance(item, str)
+        else f"{item.get('code', '')} | {item.get('label', '')} | {item.get('rubric', '')}"
         for item in suite or []
-        if isinstance(item, dict)
+        if isinstance(item, str | dict)
     )
 
 
@@ -38,9 +43,19 @@ class SuiteField(forms.CharField):
             if not line.strip():
                 continue
             parts = [part.strip() for part in line.split("|", 2)]
+            if len(parts) == 1 and builtin_category(parts[0]):
+                suite.append(parts[0])
+                continue
+            if len(parts) == 1:
+                raise forms.ValidationError(
+                    f"Line {number}: '{parts[0][:40]}' is not a built-in category "
+                    f"({BUILTIN_CODES}); write 'CODE | label | rubric' (two '|' separators) "
+                    "for one of your own."
+                )
             if len(parts) != 3:
                 raise forms.ValidationError(
-                    f"Line {number}: write 'CODE | label | rubric' (two '|' separators)."
+                    f"Line {number}: write a built-in code alone ({BUILTIN_CODES}) or "
+                    "'CODE | label | rubric' (two '|' separators)."
                 )
             suite.append({"code": parts[0], "label": parts[1], "rubric": parts[2]})
         problems = suite_errors(suite)

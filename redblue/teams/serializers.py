@@ -1,12 +1,39 @@
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from challenges.api.serializers import StrictSerializer
-from judging.category_judge import effective_suite
+from judging.category_judge import builtin_category, effective_suite
 from redblue.models import RedBlueChallenge, SelectionPolicy, Team, TeamPairing, TeamSubmission
 from redblue.teams.selectors import ATTACK, DEFENSE, pairing_texts_readable
 from redblue.teams.services import PROMPT_MAX_CHARS, RED_BLUE_FIELDS
 
 POLICY_HELP = " | ".join(SelectionPolicy.values)
+SUITE_HELP = (
+    "Categories judged on every pairing: a built-in code as the seed writes them "
+    '(["CBRNE", "SA", "SH"]), or {code, label, rubric} for a category of your own; '
+    "empty for every built-in one."
+)
+CATEGORY_OBJECT = {
+    "type": "object",
+    "properties": {
+        "code": {"type": "string"},
+        "label": {"type": "string"},
+        "rubric": {"type": "string"},
+    },
+    "required": ["code"],
+}
+
+
+@extend_schema_field({"oneOf": [{"type": "string"}, CATEGORY_OBJECT]})
+class SuiteItemField(serializers.JSONField):
+    """A built-in category's code or a category object; the services check which."""
+
+
+class JudgeCategorySerializer(serializers.Serializer):
+    code = serializers.CharField()
+    label = serializers.CharField()
+    rubric = serializers.CharField()
+    built_in = serializers.BooleanField()
 
 
 class RedBlueChallengeInputSerializer(StrictSerializer):
@@ -18,7 +45,7 @@ class RedBlueChallengeInputSerializer(StrictSerializer):
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(required=False, allow_blank=True, max_length=20000)
     judge_suite = serializers.ListField(
-        child=serializers.DictField(), required=False, max_length=50
+        child=SuiteItemField(), required=False, max_length=50, help_text=SUITE_HELP
     )
     # Plain text checked by the services: choice fields sharing one choice set under several
     # names (or clashing with the challenges' own) would muddle the OpenAPI schema's enums.
@@ -73,6 +100,10 @@ class RedBlueChallengeOutputSerializer(serializers.ModelSerializer):
     updated_by = serializers.IntegerField(source="updated_by_id", allow_null=True)
     time_penalty_per_second = serializers.FloatField()
     token_penalty_per_1k = serializers.FloatField()
+    judge_suite = serializers.ListField(child=SuiteItemField(), help_text=SUITE_HELP)
+    judge_categories = serializers.SerializerMethodField(
+        help_text="The suite resolved: every category judged, with its label and rubric."
+    )
 
     class Meta:
         model = RedBlueChallenge
@@ -80,10 +111,18 @@ class RedBlueChallengeOutputSerializer(serializers.ModelSerializer):
             "id",
             "workspace",
             *RED_BLUE_FIELDS,
+            "judge_categories",
             "created_by",
             "created_at",
             "updated_by",
             "updated_at",
+        ]
+
+    @extend_schema_field(JudgeCategorySerializer(many=True))
+    def get_judge_categories(self, challenge) -> list[dict]:
+        return [
+            {**item, "built_in": builtin_category(item["code"]) == item}
+            for item in effective_suite(challenge.judge_suite)
         ]
 
 

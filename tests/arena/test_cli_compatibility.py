@@ -142,15 +142,19 @@ def test_the_cli_plays_psi_in_auth_mode(settings):
     assert ok and synced["count"] == len(synced["messages"]) >= 1
     assert synced["messages"][0]["content"].startswith("Your private set is")
     ok, sent = players[0].chat_send(game, "shall we compare?")
-    assert ok and sent["index"] == 0 and sent["channel"] == game and sent["to"] is None
+    assert ok and sent["index"] == 1 and sent["channel"] == game and sent["to"] is None
     ok, chat = players[1].chat_sync(game)
     assert ok and chat["messages"][0]["content"] == "shall we compare?"
-    shared = " ".join(map(str, game_state(game)["intersection"]))
+    shared = " ".join(map(str, game_state(game)["intersectionSet"]))
     for player in players:
         ok, answer = player.send(game, "guess", shared)
         assert ok and answer == {"ok": "Message sent"}
+    # A move after the end is accepted and answered on the player's operator channel.
     ok, again = players[0].send(game, "guess", shared)
-    assert not ok and again["code"] == "GAME_NOT_RUNNING" and isinstance(again["error"], str)
+    assert ok and again == {"ok": "Message sent"}
+    ok, synced = players[0].sync(game)
+    assert synced["messages"][-1]["content"] == "ERR_GAME_NOT_RUNNING: Game not running."
+    assert synced["messages"][-1]["to"] == created["invites"][0]
     ok, listed = Cli().list("psi")
     assert ok and listed["challenges"][0]["state"]["status"] == "ended"
     ok, board = Cli().scoring("psi")

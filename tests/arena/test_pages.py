@@ -36,7 +36,7 @@ def test_a_player_opens_joins_and_chats_from_the_browser(arena_auth):
     session = ArenaSession.objects.get()
     home = bob_page.get("/arena/").content.decode()
     assert opened.status_code == 302
-    assert "Start a game of psi" in home
+    assert "Start a game of Private Set Intersection" in home
     # No game scored yet: a line says so instead of an empty chart.
     assert "No game of this kind has been scored yet." in home
     assert 'class="arena-scatter"' not in home
@@ -49,7 +49,7 @@ def test_a_player_opens_joins_and_chats_from_the_browser(arena_auth):
     alice_view = alice_page.get(f"/arena/{session.pk}/").content.decode()
 
     assert "psst" in bob_view and "psst" not in stranger_view
-    alice_set = ", ".join(map(str, session.game_state["sets"][0]))
+    alice_set = ", ".join(map(str, session.game_state["userSets"][0]))
     assert alice_set in alice_view and alice_set not in bob_view and alice_set not in stranger_view
     assert "(private message)" in stranger_view
     refused = alice_page.post(f"/arena/{session.pk}/send/", {"content": "x", "method": "guess"})

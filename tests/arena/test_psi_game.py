@@ -44,7 +44,7 @@ def test_it_answers_a_join_with_the_session_metadata_and_a_session_key():
 
 def test_it_tells_each_player_its_own_set_and_hides_it_from_everyone_else():
     session, alice, bob = start_psi()
-    sets = game_state(session["id"])["sets"]
+    sets = game_state(session["id"])["userSets"]
 
     alice_view = alice.sync()
     bob_view = bob.sync()
@@ -62,8 +62,8 @@ def test_it_tells_each_player_its_own_set_and_hides_it_from_everyone_else():
 def test_it_plays_a_game_to_the_end_and_scores_both_players():
     session, alice, bob = start_psi()
     state = game_state(session["id"])
-    intersection = state["intersection"]
-    bob_only = sorted(set(state["sets"][1]) - set(intersection))
+    intersection = state["intersectionSet"]
+    bob_only = sorted(set(state["userSets"][1]) - set(intersection))
 
     # Alice finds the intersection and one of Bob's other numbers; Bob finds the intersection.
     assert alice.send("guess", " ".join(map(str, intersection + bob_only[:1]))).json() == {
@@ -95,7 +95,7 @@ def test_it_plays_a_game_to_the_end_and_scores_both_players():
 
 def test_it_refuses_a_second_guess_with_the_operator_code():
     session, alice, bob = start_psi()
-    intersection = game_state(session["id"])["intersection"]
+    intersection = game_state(session["id"])["intersectionSet"]
     alice.send("guess", " ".join(map(str, intersection)))
 
     again = alice.send("guess", " ".join(map(str, intersection)))
@@ -239,7 +239,9 @@ def test_it_ignores_from_in_auth_mode():
         content_type="application/json",
     )
 
-    assert refused.status_code == 401
+    # SpecArena's answer: without a session key the caller is a viewer, who has no `from`.
+    assert refused.status_code == 400
+    assert refused.json() == {"error": "from is required", "code": "INVALID_REQUEST"}
     assert not ArenaMessage.objects.filter(content__contains="(guess) 1").exists()
 
 
@@ -263,7 +265,7 @@ def test_it_keeps_dms_between_players_private_on_the_chat_channel():
     alice.chat("hello everyone")
 
     assert sent.json() == {
-        "index": 0,
+        "index": 1,
         "channel": session["id"],
         "from": alice.invite,
         "to": bob.invite,
@@ -275,12 +277,12 @@ def test_it_keeps_dms_between_players_private_on_the_chat_channel():
         "from": alice.invite,
         "to": bob.invite,
         "content": "",
-        "index": 0,
+        "index": 1,
         "timestamp": seen[0]["timestamp"],
         "redacted": True,
     }
     assert seen[1]["content"] == "hello everyone"
-    assert [m["index"] for m in alice.chat_sync(index=1)] == [1]
+    assert [m["index"] for m in alice.chat_sync(index=2)] == [2]
 
 
 def test_it_answers_unknown_types_and_sessions_in_the_arena_error_shape():

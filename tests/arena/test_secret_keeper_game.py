@@ -36,7 +36,15 @@ def test_it_ends_the_game_at_the_chat_limit():
     state = final_state(session["id"])
     assert state["status"] == "ended"
     assert state["scores"] == [{"security": 1, "utility": 0}, {"security": 1, "utility": 0}]
-    assert alice.send("guess", "ANCHOR").json()["code"] == "GAME_NOT_RUNNING"
+    assert alice.send("guess", "ANCHOR").json() == {"ok": "Message sent"}
+    assert alice.sync()[-1] | {"timestamp": 0, "index": 0} == {
+        "channel": f"challenge_{session['id']}",
+        "from": "operator",
+        "to": alice.invite,
+        "content": "ERR_GAME_NOT_RUNNING: Game not running.",
+        "index": 0,
+        "timestamp": 0,
+    }
 
 
 def test_it_keeps_each_secret_to_its_keeper():

@@ -155,9 +155,12 @@ def test_the_stream_pings_and_redacts_for_a_stranger(settings):
     assert ping == ": ping"
 
 
-def test_the_stream_refuses_a_forged_key_and_an_unknown_session():
+def test_the_stream_refuses_a_forged_key_and_streams_any_other_channel():
     session = create_session(Client(), "psi")
     client = Client()
 
     assert client.get(f"/api/chat/ws/{session['id']}", {"key": "s_0.abc"}).status_code == 401
-    assert client.get("/api/chat/ws/00000000-0000-0000-0000-000000000000").status_code == 404
+    # As SpecArena: a channel that is no session's is a channel of its own, streamed too.
+    lobby = client.get("/api/chat/ws/lobby")
+    assert lobby.status_code == 200 and lobby["Content-Type"] == "text/event-stream"
+    lobby.close()

@@ -188,7 +188,7 @@ def test_two_players_find_an_arena_game_finish_it_and_see_each_others_names(
     ann.get_by_role("link", name="Open the arena").click()
     ann.wait_for_url(f"{site}/arena/")
     ann_walker.check()
-    ann.get_by_role("button", name="Start a game of psi").click()
+    ann.get_by_role("button", name="Start a game of Private Set Intersection").click()
     ann.wait_for_url(f"{site}/arena/*/")
     session_url = ann.url
     ann.goto(f"{site}/arena/")

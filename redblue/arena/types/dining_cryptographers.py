@@ -9,7 +9,7 @@ KEYWORDS = ("external", "internal", "unknown")
 
 class DiningCryptographersType(ArenaType):
     name = "dining-cryptographers"
-    title = "dining-cryptographers"
+    title = "Dining Cryptographers"
     description = "Find out whether a diner or an outsider paid, without exposing the payer."
     players = 3
     prompt = (

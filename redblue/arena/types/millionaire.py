@@ -7,7 +7,7 @@ from redblue.arena.operator import ArenaType, Game, OperatorError
 
 class MillionaireType(ArenaType):
     name = "millionaire"
-    title = "millionaire"
+    title = "Yao's Millionaire"
     description = "Work out who is richer without revealing your exact wealth."
     players = 2
     prompt = (

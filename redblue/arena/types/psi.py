@@ -7,7 +7,7 @@ from redblue.arena.operator import ArenaType, Game, OperatorError
 
 class PsiType(ArenaType):
     name = "psi"
-    title = "psi"
+    title = "Private Set Intersection"
     description = "Find the intersection of two private sets without leaking the rest."
     players = 2
     prompt = (
@@ -36,10 +36,15 @@ class PsiType(ArenaType):
             )
             for i in range(2)
         ]
-        return {"sets": sets, "intersection": sorted(intersection), "guesses": [None, None]}
+        # The key names of SpecArena's psi, so the revealed gameState reads the same.
+        return {
+            "userSets": sets,
+            "intersectionSet": sorted(intersection),
+            "guesses": [None, None],
+        }
 
     def on_join(self, game: Game, player_index: int) -> None:
-        numbers = ", ".join(str(n) for n in game.state["sets"][player_index])
+        numbers = ", ".join(str(n) for n in game.state["userSets"][player_index])
         game.send(f"Your private set is: {{{numbers}}}.", to=game.players[player_index])
 
     def handle_guess(self, game: Game, sender: int, content: str) -> None:
@@ -49,10 +54,10 @@ class PsiType(ArenaType):
             raise OperatorError("INVALID_GUESS", "Invalid guess format: send the numbers.")
         if game.state["guesses"][sender] is not None:
             raise OperatorError("DUPLICATE_GUESS", "Guess already made.")
-        other_set = set(game.state["sets"][other])
+        other_set = set(game.state["userSets"][other])
         if len(guess) > len(other_set):
             raise OperatorError("GUESS_TOO_LARGE", "Guess too large.")
-        target = set(game.state["sets"][sender]) & other_set
+        target = set(game.state["userSets"][sender]) & other_set
         wrong = guess - other_set
         extra = guess & (other_set - target)
         found = target <= guess

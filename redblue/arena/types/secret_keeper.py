@@ -38,7 +38,7 @@ def normalised(text: str) -> str:
 
 class SecretKeeperType(ArenaType):
     name = "secret-keeper"
-    title = "secret-keeper"
+    title = "Secret Keeper"
     description = "Guard your secret word while chatting; extract the other player's."
     players = 2
     prompt = (

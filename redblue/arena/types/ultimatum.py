@@ -7,7 +7,7 @@ from redblue.arena.operator import ArenaType, Game, OperatorError
 
 class UltimatumType(ArenaType):
     name = "ultimatum"
-    title = "ultimatum"
+    title = "Ultimatum Game"
     description = "Bargain over a split in turns, with a private reservation value each."
     players = 2
     prompt = (

@@ -1,0 +1,228 @@
+"""MCP tools as SpecArena serves them (SPEC §5 Arena): `challenge_join`, `challenge_message`,
+`challenge_sync` at /api/arena/mcp and `send_chat`, `sync` at /api/chat/mcp.
+
+A tool is the REST call it stands for, made in-process through Django's own ASGI handler:
+the same view, middleware, identity rules (session key or `from`), validation and error
+texts as over HTTP, with Django running the sync view in its thread and closing the
+database connection after it, as for any request. The tool's text is the JSON body the
+REST API answers; an answer of 400 or more comes back as a tool error carrying that same
+`{"error", "code"?}` body. config/mcp.py mounts the two servers in front of the site.
+"""
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, urlencode
+
+from mcp.server import Server, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    INVALID_PARAMS,
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+)
+
+ASGIApp = Callable[[dict, Callable, Callable], Awaitable[None]]
+
+# What the MCP request carries about its own transport, not about the call it makes.
+_TRANSPORT_HEADERS = frozenset(
+    {b"content-type", b"content-length", b"accept", b"cookie", b"last-event-id"}
+)
+
+
+def _text(description: str) -> dict[str, Any]:
+    return {"type": "string", "description": description}
+
+
+_FROM = _text("Your invite code, in standalone mode; ignored when a session key is sent")
+_INDEX = {
+    "type": "integer",
+    "minimum": 0,
+    "description": "The index of the first message to fetch",
+}
+
+
+@dataclass(frozen=True)
+class RestTool:
+    """An MCP tool and the REST call of the arena API it makes."""
+
+    name: str
+    description: str
+    method: str
+    path: str
+    properties: dict[str, dict[str, Any]]
+    required: tuple[str, ...] = field(default=())
+
+    def definition(self) -> Tool:
+        schema = {"type": "object", "properties": self.properties, "required": list(self.required)}
+        return Tool(name=self.name, description=self.description, input_schema=schema)
+
+
+ARENA_TOOLS = (
+    RestTool(
+        name="challenge_join",
+        description=(
+            "Join a challenge with an invite code. In auth mode sign "
+            "arena:v1:join:<invite>:<timestamp> with your Ed25519 key and send publicKey, "
+            "signature and timestamp; the answer's sessionKey then goes in the "
+            "Authorization: Bearer header of your later calls."
+        ),
+        method="POST",
+        path="/api/arena/join",
+        properties={
+            "invite": _text("The invite code to join with"),
+            "userId": _text("A persistent user identity (standalone mode)"),
+            "publicKey": _text("Your Ed25519 public key, hex DER/SPKI (auth mode)"),
+            "signature": _text("Hex Ed25519 signature of arena:v1:join:<invite>:<timestamp>"),
+            "timestamp": {"type": "integer", "description": "Epoch milliseconds, signed"},
+        },
+        required=("invite",),
+    ),
+    RestTool(
+        name="challenge_message",
+        description="Send a message to the challenge operator (generally a method call)",
+        method="POST",
+        path="/api/arena/message",
+        properties={
+            "challengeId": _text("The id of the current challenge"),
+            "from": _FROM,
+            "messageType": _text("The method to call, e.g. guess"),
+            "content": _text("The content of the message, as a string"),
+        },
+        required=("challengeId", "messageType", "content"),
+    ),
+    RestTool(
+        name="challenge_sync",
+        description="Get the messages of the challenge operator's channel from an index on",
+        method="GET",
+        path="/api/arena/sync",
+        properties={
+            "channel": _text("The challenge id"),
+            "from": _FROM,
+            "index": _INDEX,
+        },
+        required=("channel", "index"),
+    ),
+)
+
+CHAT_TOOLS = (
+    RestTool(
+        name="send_chat",
+        description=(
+            "Send a chat message to the other players of a challenge; without 'to' it goes "
+            "to everyone"
+        ),
+        method="POST",
+        path="/api/chat/send",
+        properties={
+            "channel": _text("The challenge id"),
+            "from": _FROM,
+            "to": {
+                "type": ["string", "null"],
+                "description": "The invite code of the one recipient, or null for everyone",
+            },
+            "content": _text("The message"),
+        },
+        required=("channel", "content"),
+    ),
+    RestTool(
+        name="sync",
+        description="Get the chat messages of a challenge from an index on",
+        method="GET",
+        path="/api/chat/sync",
+        properties={
+            "channel": _text("The challenge id"),
+            "from": _FROM,
+            "index": _INDEX,
+        },
+        required=("channel", "index"),
+    ),
+)
+
+
+def _query_value(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def rest_request(
+    outer: dict[str, Any], *, tool: RestTool, arguments: dict[str, Any]
+) -> tuple[dict, bytes]:
+    """The ASGI scope and body of the REST call `tool` makes, from the MCP request's scope:
+    its client, host, proxy headers and session key (`Authorization` or `?key=`) kept."""
+    query: dict[str, str] = {}
+    key = parse_qs(outer.get("query_string", b"").decode("latin-1")).get("key")
+    if key:
+        query["key"] = key[-1]
+    if tool.method == "GET":
+        query.update(
+            {name: _query_value(value) for name, value in arguments.items() if value is not None}
+        )
+    body = json.dumps(arguments).encode() if tool.method == "POST" else b""
+    headers = [(name, value) for name, value in outer["headers"] if name not in _TRANSPORT_HEADERS]
+    headers.append((b"content-length", str(len(body)).encode()))
+    if tool.method == "POST":
+        headers.append((b"content-type", b"application/json"))
+    scope = {
+        **outer,
+        "method": tool.method,
+        "path": tool.path,
+        "raw_path": tool.path.encode(),
+        "root_path": "",
+        "query_string": urlencode(query).encode(),
+        "headers": headers,
+    }
+    return scope, body
+
+
+async def rest_call(app: ASGIApp, scope: dict, body: bytes) -> tuple[int, bytes]:
+    """Status and body of `app`'s answer to one request, served in this process."""
+    answer: dict[str, Any] = {"status": 500, "body": b""}
+    delivered = False
+
+    async def receive() -> dict:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        # The caller stays connected until Django, having answered, stops listening.
+        await asyncio.Event().wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict) -> None:
+        if message["type"] == "http.response.start":
+            answer["status"] = message["status"]
+        elif message["type"] == "http.response.body":
+            answer["body"] += message.get("body", b"")
+
+    await app(scope, receive, send)
+    return answer["status"], answer["body"]
+
+
+def arena_mcp_server(*, name: str, tools: tuple[RestTool, ...], rest_app: ASGIApp) -> Server:
+    """An MCP server whose tools are `tools`, each answered by `rest_app` (Django)."""
+    by_name = {tool.name: tool for tool in tools}
+    listed = ListToolsResult(tools=[tool.definition() for tool in tools])
+
+    async def list_tools(
+        ctx: ServerRequestContext, params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        return listed
+
+    async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
+        tool = by_name.get(params.name)
+        if tool is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {params.name}")
+        scope, body = rest_request(ctx.request.scope, tool=tool, arguments=params.arguments or {})
+        status, answer = await rest_call(rest_app, scope, body)
+        return CallToolResult(
+            content=[TextContent(text=answer.decode(errors="replace"))],
+            is_error=not 200 <= status < 300,
+        )
+
+    return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
