@@ -87,8 +87,8 @@ def test_a_game_played_on_two_processes_scores_right_and_streams_to_a_third(clus
     bob.join(session["invites"][1])
     game = session["id"]
     state = ArenaSession.objects.get(pk=game).game_state
-    intersection = state["intersection"]
-    bob_only = sorted(set(state["sets"][1]) - set(intersection))
+    intersection = state["intersectionSet"]
+    bob_only = sorted(set(state["userSets"][1]) - set(intersection))
 
     # Alice's streams: one on web-b, one through nginx.
     on_b = EventStream(f"{cluster.web_url('web-b')}/api/v1/chat/ws/{game}", alice.session_key)
