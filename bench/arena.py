@@ -1,15 +1,30 @@
 """Arena benchmark: psi games played to the end by scripted agents over HTTP.
 
-    .venv/bin/python bench/arena.py                  # 200 concurrent sessions, 2 workers
-    .venv/bin/python bench/arena.py --sessions 400 --workers 3
+    .venv/bin/python bench/arena.py                  # auth mode, 200 sessions, 2 workers
+    .venv/bin/python bench/arena.py --mode standalone --runs 3
+    .venv/bin/python bench/arena.py --mode auth --url http://127.0.0.1:18802   # any server
 
-Serves the app with uvicorn (auth mode) on PostgreSQL (DATABASE_URL, default database
-phc_arena, migrated) and Redis (REDIS_URL, default db 11: channel layer and cache). Every
-session runs at once: one agent pair per session, each with its own Ed25519 key, signs its
-join, reads its private set from /api/arena/sync, sends it on the chat channel, polls
-/api/chat/sync for the other's set, and sends its one `guess` of the intersection. Prints
-games per second (from the first create to the last game ended) and the latency of
-`POST /api/arena/message` (p50, p99, max).
+Without `--url` it serves the app with uvicorn (in the `--mode` asked) on PostgreSQL
+(DATABASE_URL, default database phc_arena, migrated) and Redis (REDIS_URL, default db 11:
+channel layer and cache). With `--url` it plays against a server already running there —
+SpecArena's own, started from its checkout with `PORT=… npx tsx server/start.ts`
+(standalone) or `PORT=… AUTH_SECRET=… npx tsx server/auth/start.ts` (auth), in memory —
+and the client workload is byte for byte the same.
+
+Every session runs at once, sharing `--connections` keep-alive connections (64: agents
+behind a proxy). The two modes:
+
+- auth: one agent pair per session, each with its own Ed25519 key, signs its join, reads
+  its private set from /api/arena/sync, sends it on the chat channel, polls
+  /api/chat/sync every 0.5 s for the other's set, and sends its one `guess` of the
+  intersection (about 12 HTTP calls a game).
+- standalone: create, two joins, two syncs, two guesses a game (7 calls): each player
+  joins, reads its set from /api/arena/sync as `from` its invite, and guesses five numbers
+  of its own set (a guess may not be larger than the other's set).
+
+Prints, per run, games per second (from the first create to the last game ended) and the
+latency of `POST /api/arena/message` (p50, p99, max), and the 1-minute load average before
+the run (the VM is shared).
 """
 
 import argparse
@@ -55,9 +70,9 @@ def migrate() -> None:
     connection.close()
 
 
-def serve(port: int, workers: int) -> subprocess.Popen:
+def serve(port: int, workers: int, mode: str) -> subprocess.Popen:
     return uvicorn_start(
-        port=port, workers=workers, env=site_environment(ARENA_AUTH="auth"), wait_seconds=30
+        port=port, workers=workers, env=site_environment(ARENA_AUTH=mode), wait_seconds=30
     )
 
 
@@ -82,6 +97,27 @@ class Player:
         if response.status_code != 200:
             raise RuntimeError(f"{method} {path}: {response.status_code} {response.text}")
         return response.json()
+
+    async def play_standalone(self, invite: str) -> None:
+        joined = await self.call("POST", "/api/v1/arena/join", json={"invite": invite})
+        game = joined["ChallengeID"]
+        told = await self.call(
+            "GET", "/api/v1/arena/sync", params={"channel": game, "from": invite}
+        )
+        mine = next(m["content"] for m in told["messages"] if m["to"] == invite)
+        my_set = sorted({int(n) for n in re.findall(r"\d+", mine)})
+        started = time.perf_counter()
+        await self.call(
+            "POST",
+            "/api/v1/arena/message",
+            json={
+                "challengeId": game,
+                "from": invite,
+                "messageType": "guess",
+                "content": " ".join(map(str, my_set[:5])),
+            },
+        )
+        self.latencies.append(time.perf_counter() - started)
 
     async def play(self, invite: str) -> None:
         stamp = int(time.time() * 1000)
@@ -129,22 +165,29 @@ class Player:
         self.latencies.append(time.perf_counter() - started)
 
 
-async def one_game(client: httpx.AsyncClient, latencies: list[float]) -> None:
+async def one_game(client: httpx.AsyncClient, latencies: list[float], mode: str) -> None:
     response = await client.post("/api/v1/challenges/psi")
     response.raise_for_status()
     session = response.json()
-    await asyncio.gather(*(Player(client, latencies).play(invite) for invite in session["invites"]))
+    players = [Player(client, latencies) for _ in session["invites"]]
+    plays = (
+        (player.play(invite) if mode == "auth" else player.play_standalone(invite))
+        for player, invite in zip(players, session["invites"], strict=True)
+    )
+    await asyncio.gather(*plays)
 
 
-async def run(port: int, sessions: int, connections: int) -> tuple[float, list[float]]:
+async def run(
+    url: str, sessions: int, connections: int, mode: str
+) -> tuple[float, list[float]]:
     latencies: list[float] = []
     # 200 games at once share a bounded set of keep-alive connections, like agents behind a proxy.
     limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
     async with httpx.AsyncClient(
-        base_url=f"http://127.0.0.1:{port}", limits=limits, timeout=120
+        base_url=url, limits=limits, timeout=120
     ) as client:
         started = time.perf_counter()
-        await asyncio.gather(*(one_game(client, latencies) for _ in range(sessions)))
+        await asyncio.gather(*(one_game(client, latencies, mode) for _ in range(sessions)))
         return time.perf_counter() - started, latencies
 
 
@@ -156,31 +199,41 @@ def percentile(values: list[float], share: float) -> float:
 def main() -> None:
     logging.getLogger("httpx").setLevel(logging.WARNING)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", choices=("auth", "standalone"), default="auth")
+    parser.add_argument("--url", help="play against a server already running there")
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--port", type=int, default=8731)
     parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--runs", type=int, default=1)
     args = parser.parse_args()
-    migrate()
-    server = serve(args.port, args.workers)
-    try:
-        elapsed, latencies = asyncio.run(run(args.port, args.sessions, args.connections))
-    finally:
-        stop(server)
-    from redblue.models import ArenaSession
-
-    ended = ArenaSession.objects.filter(status="ended").count()
+    server = None
+    if args.url is None:
+        migrate()
+        server = serve(args.port, args.workers, args.mode)
+    url = args.url or f"http://127.0.0.1:{args.port}"
     print(
-        f"{args.sessions} concurrent psi sessions, {args.workers} uvicorn workers, "
+        f"{url} ({'ours, ' + str(args.workers) + ' uvicorn workers' if server else 'given'}), "
+        f"{args.mode} mode: {args.sessions} concurrent psi sessions, "
         f"{args.connections} client connections"
     )
-    print(f"played to the end in {elapsed:.2f} s: {args.sessions / elapsed:.1f} games/s")
-    print(
-        f"POST /api/arena/message ({len(latencies)} calls): "
-        f"p50 {statistics.median(latencies) * 1000:.0f} ms, "
-        f"p99 {percentile(latencies, 0.99) * 1000:.0f} ms, max {max(latencies) * 1000:.0f} ms"
-    )
-    print(f"sessions ended in the database (all runs): {ended}")
+    try:
+        for number in range(1, args.runs + 1):
+            load = os.getloadavg()[0]
+            elapsed, latencies = asyncio.run(
+                run(url, args.sessions, args.connections, args.mode)
+            )
+            print(
+                f"run {number} (load {load:.2f}): {args.sessions / elapsed:.1f} games/s "
+                f"({elapsed:.2f} s); POST /api/arena/message ({len(latencies)} calls): "
+                f"p50 {statistics.median(latencies) * 1000:.0f} ms, "
+                f"p99 {percentile(latencies, 0.99) * 1000:.0f} ms, "
+                f"max {max(latencies) * 1000:.0f} ms",
+                flush=True,
+            )
+    finally:
+        if server is not None:
+            stop(server)
 
 
 if __name__ == "__main__":
