@@ -80,8 +80,42 @@ def serve(port: int, workers: int, mode: str) -> subprocess.Popen:
 POLL_SECONDS = 0.5
 
 
+class Client:
+    """`connections` keep-alive connections, one request on each at a time: a queue of
+    single-connection httpx clients. One shared httpx pool of 64 spends more CPU per
+    request than the servers do (httpcore scans every connection on every request), which
+    made the load generator, not the server, the bottleneck."""
+
+    def __init__(self, url: str, connections: int) -> None:
+        self.clients = [
+            httpx.AsyncClient(
+                base_url=url,
+                limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+                timeout=120,
+            )
+            for _ in range(connections)
+        ]
+        self.free: asyncio.Queue[httpx.AsyncClient] = asyncio.Queue()
+        for client in self.clients:
+            self.free.put_nowait(client)
+
+    async def request(self, method: str, path: str, **kwargs) -> httpx.Response:
+        client = await self.free.get()
+        try:
+            return await client.request(method, path, **kwargs)
+        finally:
+            self.free.put_nowait(client)
+
+    async def post(self, path: str, **kwargs) -> httpx.Response:
+        return await self.request("POST", path, **kwargs)
+
+    async def close(self) -> None:
+        for client in self.clients:
+            await client.aclose()
+
+
 class Player:
-    def __init__(self, client: httpx.AsyncClient, message_latencies: list[float]) -> None:
+    def __init__(self, client: Client, message_latencies: list[float]) -> None:
         self.client = client
         self.latencies = message_latencies
         self.key = Ed25519PrivateKey.generate()
@@ -165,7 +199,7 @@ class Player:
         self.latencies.append(time.perf_counter() - started)
 
 
-async def one_game(client: httpx.AsyncClient, latencies: list[float], mode: str) -> None:
+async def one_game(client: Client, latencies: list[float], mode: str) -> None:
     response = await client.post("/api/v1/challenges/psi")
     response.raise_for_status()
     session = response.json()
@@ -177,18 +211,16 @@ async def one_game(client: httpx.AsyncClient, latencies: list[float], mode: str)
     await asyncio.gather(*plays)
 
 
-async def run(
-    url: str, sessions: int, connections: int, mode: str
-) -> tuple[float, list[float]]:
+async def run(url: str, sessions: int, connections: int, mode: str) -> tuple[float, list[float]]:
     latencies: list[float] = []
     # 200 games at once share a bounded set of keep-alive connections, like agents behind a proxy.
-    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-    async with httpx.AsyncClient(
-        base_url=url, limits=limits, timeout=120
-    ) as client:
+    client = Client(url, connections)
+    try:
         started = time.perf_counter()
         await asyncio.gather(*(one_game(client, latencies, mode) for _ in range(sessions)))
         return time.perf_counter() - started, latencies
+    finally:
+        await client.close()
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -220,9 +252,7 @@ def main() -> None:
     try:
         for number in range(1, args.runs + 1):
             load = os.getloadavg()[0]
-            elapsed, latencies = asyncio.run(
-                run(url, args.sessions, args.connections, args.mode)
-            )
+            elapsed, latencies = asyncio.run(run(url, args.sessions, args.connections, args.mode))
             print(
                 f"run {number} (load {load:.2f}): {args.sessions / elapsed:.1f} games/s "
                 f"({elapsed:.2f} s); POST /api/arena/message ({len(latencies)} calls): "
