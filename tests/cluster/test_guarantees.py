@@ -10,7 +10,8 @@ import uuid
 import httpx
 from websockets.sync.client import connect
 
-from challenges.models import BridgeDelivery, ChallengeAttempt, LeaderboardEntry
+from challenges.models import BridgeDelivery, Challenge, ChallengeAttempt, LeaderboardEntry
+from challenges.services.collections import collection_create, collection_set_challenges
 from deploy.cluster import WEB_NAMES
 from notifications.models import Event
 from tests.cluster.site import SECRET, bridge_call, site_create
@@ -32,6 +33,16 @@ def socket_url(cluster, name: str, challenge_id: str) -> str:
 
 def test_it_pushes_a_win_recorded_on_one_process_to_sockets_on_the_others(cluster):
     site = site_create()
+    challenge = Challenge.objects.get(pk=site.challenge_id)
+    collection = collection_create(
+        workspace=challenge.workspace,
+        user=None,
+        name="Gauntlet",
+        is_public=True,
+        scoring_strategy="sum",
+    )
+    collection_set_challenges(collection=collection, challenge_ids=[challenge.id])
+    collection_port = cluster.web[WEB_NAMES.index("web-c")]
     http = clients(cluster)
     with contextlib.ExitStack() as stack:
         sockets = {
@@ -42,6 +53,10 @@ def test_it_pushes_a_win_recorded_on_one_process_to_sockets_on_the_others(cluste
                 (
                     "nginx",
                     f"ws://127.0.0.1:{cluster.http}/ws/leaderboards/challenge/{site.challenge_id}/",
+                ),
+                (
+                    "collection on web-c",
+                    f"ws://127.0.0.1:{collection_port}/ws/leaderboards/collection/{collection.id}/",
                 ),
             ]
         }
