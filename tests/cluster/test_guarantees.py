@@ -14,7 +14,11 @@ from challenges.models import BridgeDelivery, Challenge, ChallengeAttempt, Leade
 from challenges.services.collections import collection_create, collection_set_challenges
 from deploy.cluster import WEB_NAMES
 from notifications.models import Event
+from players.services import token_issue
+from redblue.teams.services import red_blue_challenge_create
 from tests.cluster.site import SECRET, bridge_call, site_create
+from tests.factories import make_player, make_workspace
+from tests.redblue.conftest import ROLEPLAY_ATTACK, WEAK_DEFENSE
 
 
 def clients(cluster) -> dict[str, httpx.Client]:
@@ -177,3 +181,36 @@ def test_no_process_records_on_a_challenge_another_process_closed(cluster):
         assert refused.status_code == 409, (name, refused.text)
         assert refused.json()["error"]["code"] == "challenge_closed"
     assert ChallengeAttempt.objects.filter(challenge_id=site.challenge_id).count() == 3
+
+
+def player_headers() -> dict[str, str]:
+    player = make_player(f"{uuid.uuid4().hex[:12]}@red-blue.test")
+    return {"Authorization": f"Bearer {token_issue(user=player)}"}
+
+
+def test_it_pushes_a_red_blue_pairing_judged_by_a_worker_to_a_socket_on_another_process(cluster):
+    workspace = make_workspace(f"Cluster red/blue {uuid.uuid4().hex[:8]}")
+    challenge = red_blue_challenge_create(workspace=workspace, user=None, name="Across hosts")
+    blue, red = (player_headers() for _ in range(2))
+    http = clients(cluster)
+    submit = f"/web/api/red-blue-challenges/{challenge.id}/submit"
+    port = cluster.web[WEB_NAMES.index("web-b")]
+    with connect(
+        f"ws://127.0.0.1:{port}/ws/leaderboards/red-blue/{challenge.id}/",
+        origin="http://127.0.0.1",
+        open_timeout=10,
+    ) as ws:
+        assert json.loads(ws.recv(timeout=10))["type"] == "standings"
+        defended = http["web-a"].post(
+            submit, json={"team": "blue", "prompt": WEAK_DEFENSE}, headers=blue
+        )
+        attacked = http["web-c"].post(
+            submit, json={"team": "red", "prompt": ROLEPLAY_ATTACK}, headers=red
+        )
+        assert (defended.status_code, attacked.status_code) == (201, 201), attacked.text
+        completed = []
+        while not completed:  # judged off web-b, pushed to it through Redis
+            frame = json.loads(ws.recv(timeout=30))
+            completed = [p for p in frame.get("pairings", []) if p["status"] == "completed"]
+    assert completed[0]["categories"]["CBRNE"] is True
+    assert ROLEPLAY_ATTACK not in str(frame)
