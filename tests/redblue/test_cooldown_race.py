@@ -95,14 +95,17 @@ def test_parallel_first_attacks_held_at_the_defence_pair_with_it_once():
 
     clients = clients_of(attacker, HELD)
 
-    with transaction.atomic():
-        TeamSubmission.objects.select_for_update().get(pk=defence.pk)
-        threads, codes = fire(clients, challenge)
-        deadline = time.monotonic() + 60
-        while waiting_on_locks() < HELD and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert waiting_on_locks() == HELD
-    join(threads)
+    threads: list[threading.Thread] = []
+    try:
+        with transaction.atomic():
+            TeamSubmission.objects.select_for_update().get(pk=defence.pk)
+            threads, codes = fire(clients, challenge)
+            deadline = time.monotonic() + 60
+            while waiting_on_locks() < HELD and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert waiting_on_locks() == HELD
+    finally:
+        join(threads)  # even when the wait failed: no request may outlive the test
 
     assert sorted(codes) == [201] + [429] * (HELD - 1)
     assert pairings_per_defence(challenge, attacker) == {defence.pk: 1}
