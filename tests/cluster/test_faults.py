@@ -12,19 +12,21 @@ import uuid
 import httpx
 import pytest
 from django.db import connections
-from django.utils import timezone
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from challenges.models import BridgeDelivery, ChallengeAttempt
 from deploy import cluster as deployment
 from deploy.cluster import WEB_NAMES
-from notifications.models import Event, WebhookDelivery, WebhookEndpoint
-from notifications.services import webhook_secret_generate
 from players.models import Workspace
 from tests.cluster.load import Load
 from tests.cluster.site import site_create
-from tests.faults.background import HoldingReceiver, tasks_sent, until_all_delivered
+from tests.faults.background import (
+    HoldingReceiver,
+    deliveries_written,
+    tasks_sent,
+    until_all_delivered,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -89,7 +91,7 @@ def test_redis_restarted_mid_load_loses_no_run(cluster):
     assert {name: deployment.pid_of(name) for name in background} == before
     receiver = HoldingReceiver()
     try:
-        deliveries = deliveries_written(url=receiver.url, count=2)
+        deliveries = deliveries_written(workspace=cluster_workspace(), url=receiver.url, count=2)
         ids = [delivery.pk for delivery in deliveries]
         tasks_sent(broker_url=cluster.redis_url, queue="phc", delivery_ids=ids)
         until_all_delivered(ids, patience=60)
@@ -158,35 +160,14 @@ def _rolling_restart_of_web_a(cluster, site, sockets):
     return codes, gone_after, load
 
 
-def deliveries_written(*, url: str, count: int) -> list[WebhookDelivery]:
-    """`count` dispatched events with a pending delivery each to `url` (as
-    tests/faults/background.py's, with occurrences of their own: the database stays)."""
-    workspace = Workspace.objects.get(pk=site_create().workspace_id)
-    endpoint = WebhookEndpoint.objects.create(
-        workspace=workspace, url=url, secret=webhook_secret_generate()
-    )
-    now = timezone.now()
-    deliveries = []
-    for n in range(count):
-        event = Event.objects.create(
-            type=Event.Type.CHALLENGE_FIRST_BLOOD,
-            workspace=workspace,
-            subject_id=f"cluster-fault-{uuid.uuid4()}",
-            dedupe_key="first",
-            payload={"event": "challenge_first_blood", "n": n},
-            occurred_at=now,
-            dispatched_at=now,
-        )
-        deliveries.append(
-            WebhookDelivery.objects.create(event=event, endpoint=endpoint, next_retry_at=now)
-        )
-    return deliveries
+def cluster_workspace() -> Workspace:
+    return Workspace.objects.get(pk=site_create().workspace_id)
 
 
 def test_a_worker_killed_mid_delivery_leaves_each_webhook_answered_once(cluster):
     receiver = HoldingReceiver()
     try:
-        deliveries = deliveries_written(url=receiver.url, count=4)
+        deliveries = deliveries_written(workspace=cluster_workspace(), url=receiver.url, count=4)
         ids = [delivery.pk for delivery in deliveries]
         receiver.holding.set()
         tasks_sent(broker_url=cluster.redis_url, queue="phc", delivery_ids=ids)

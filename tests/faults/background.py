@@ -8,6 +8,7 @@ import os
 import sys
 import threading
 import time
+import uuid
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -92,7 +93,7 @@ def deliveries_written(*, workspace, url: str, count: int) -> list[WebhookDelive
         event = Event.objects.create(
             type=Event.Type.CHALLENGE_FIRST_BLOOD,
             workspace=workspace,
-            subject_id=f"fault-{n}",
+            subject_id=f"fault-{uuid.uuid4()}",  # unique in a database that stays
             dedupe_key="first",
             payload={"event": "challenge_first_blood", "n": n},
             occurred_at=now,
