@@ -110,9 +110,7 @@ def model_path() -> Path:
     finally:
         partial.unlink(missing_ok=True)
     stat = target.stat()
-    target.with_suffix(".verified").write_text(
-        f"{stat.st_size}:{stat.st_mtime_ns}:{MODEL_SHA256}"
-    )
+    target.with_suffix(".verified").write_text(f"{stat.st_size}:{stat.st_mtime_ns}:{MODEL_SHA256}")
     return target
 
 
@@ -131,6 +129,11 @@ def serve(*, port: int, parallel: int, threads: int, context: int) -> None:
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
     params.n_threads_http = max(parallel, 2)
+    # At temperature 0 a 0.5B model loops ("The hints suggest … The hints suggest …") until
+    # max_tokens, which truncates a judge's JSON: a mild repeat penalty, the default for
+    # requests that set none, stops it. The cap bounds a request that sets no max_tokens.
+    params.sampling.penalty_repeat = 1.15
+    params.n_predict = 256
     server = xllamacpp.Server(params)  # noqa: F841 - serves while it is referenced
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
