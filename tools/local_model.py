@@ -189,6 +189,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("join", help="join and verify the weights; print the file's path")
+    waiting = commands.add_parser("wait", help="wait until the server on --port is ready")
+    waiting.add_argument("--port", type=int, default=int(os.environ.get("MODEL_PORT", 19000)))
     serving = commands.add_parser("serve", help="serve the model on 127.0.0.1")
     serving.add_argument("--port", type=int, default=int(os.environ.get("MODEL_PORT", 19000)))
     serving.add_argument("--parallel", type=int, default=2, help="slots served at once")
@@ -200,6 +202,14 @@ def main() -> int:
             started = time.monotonic()
             path = model_path()
             print(f"{path} ({MODEL_SIZE:,} bytes, sha256 ok, {time.monotonic() - started:.1f} s)")
+            return 0
+        if args.command == "wait":
+            deadline = time.monotonic() + READY_TIMEOUT_SECONDS
+            while not healthy(f"http://127.0.0.1:{args.port}"):
+                if time.monotonic() > deadline:
+                    print(f"local model: nothing ready on port {args.port}", file=sys.stderr)
+                    return 1
+                time.sleep(0.2)
             return 0
         serve(port=args.port, parallel=args.parallel, threads=args.threads, context=args.context)
     except (ModelUnavailable, ModelInvalid) as error:

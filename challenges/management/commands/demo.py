@@ -18,7 +18,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from challenges.models import Challenge, ChallengeCollection, Secret
-from challenges.services.challenges import challenge_create
+from challenges.services.challenges import challenge_create, challenge_update
 from challenges.services.collections import (
     collection_create,
     collection_set_challenges,
@@ -438,16 +438,48 @@ DEMO_STEPS: list[Callable[[DemoContext], None]] = [
 ]
 
 
+# The levels `--target-model` moves onto the OpenAI-compatible endpoint (a real model).
+GANDALF_SLUGS = ("demo-gandalf-1", "demo-gandalf-2", "demo-gandalf-3")
+# Temperature 0 keeps a small model's answers repeatable; short answers keep it quick.
+REAL_MODEL_TARGET_CONFIG = {"temperature": 0, "max_tokens": 120}
+
+
+def demo_target_model(ctx: DemoContext, *, model: str) -> None:
+    """The Gandalf levels played against `model` at OPENAI_BASE_URL instead of offline."""
+    wanted = {
+        "target": Challenge.Target.OPENAI,
+        "target_model": model,
+        "target_config": REAL_MODEL_TARGET_CONFIG,
+    }
+    for challenge in Challenge.objects.filter(workspace=ctx.workspace, slug__in=GANDALF_SLUGS):
+        current = {key: getattr(challenge, key) for key in wanted}
+        if current != wanted:
+            challenge_update(challenge=challenge, user=ctx.creator, **wanted)
+        ctx.note(f"'{challenge.name}' against {model}", was_created=current != wanted)
+
+
 class Command(BaseCommand):
     help = (
         "Load demo data (idempotent): a 'Demo' workspace, a creator and a player whose "
         "credentials are printed, secrets and challenges to play against the offline model."
     )
 
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument(
+            "--target-model",
+            default="",
+            help="Play the Gandalf levels against this model at OPENAI_BASE_URL "
+            "(README, 'A real local model'); without it they stay offline.",
+        )
+
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["target_model"] and not settings.OPENAI_BASE_URL:
+            raise CommandError("--target-model needs OPENAI_BASE_URL (the model's endpoint).")
         try:
             with transaction.atomic():
                 ctx = self._load()
+                if options["target_model"]:
+                    demo_target_model(ctx, model=options["target_model"])
         except ApplicationError as error:
             raise CommandError(f"The demo could not be loaded: {error.message}")
         self._report(ctx)
