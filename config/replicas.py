@@ -33,14 +33,13 @@ import time
 from dataclasses import dataclass
 
 import psycopg
-import redis
 from django.conf import settings
-from django.core.exceptions import MiddlewareNotUsed
+from django.core.exceptions import ImproperlyConfigured, MiddlewareNotUsed
 from django.db import DatabaseError, connections
 from django.http import HttpRequest, HttpResponse
-from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
-from redis.retry import Retry
+
+from core.ratelimit import redis_client
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +70,6 @@ PRIMARY_ONLY = frozenset(
 )
 _UNSET = object()
 _PROBE_CONNECT_TIMEOUT_SECONDS = 2
-_REDIS_TIMEOUT_SECONDS = 2
 
 
 @dataclass
@@ -214,28 +212,12 @@ def _credentials(request: HttpRequest, response: HttpResponse | None = None) -> 
     return found
 
 
-_redis: redis.Redis | None = None
-
-
-def _pins() -> redis.Redis:
-    # One client per process (its pool is thread-safe), with the short waits of the cache.
-    global _redis
-    if _redis is None:
-        _redis = redis.Redis.from_url(
-            settings.REDIS_URL,
-            socket_timeout=_REDIS_TIMEOUT_SECONDS,
-            socket_connect_timeout=_REDIS_TIMEOUT_SECONDS,
-            retry=Retry(NoBackoff(), 1),
-        )
-    return _redis
-
-
 def _pinned(request: HttpRequest) -> bool:
     keys = [_pin_key(credential) for credential in _credentials(request)]
     if not keys:
         return False  # no credential, no writes of its own to miss
     try:
-        return any(_pins().mget(keys))
+        return any(redis_client().mget(keys))
     except (RedisError, OSError):
         return True  # pins unknown: the primary, as without replicas
 
@@ -246,7 +228,7 @@ def _pin(request: HttpRequest, response: HttpResponse) -> None:
         return
     milliseconds = int(settings.DATABASE_REPLICA_PIN_SECONDS * 1000)
     try:
-        with _pins().pipeline(transaction=False) as pipe:
+        with redis_client().pipeline(transaction=False) as pipe:
             for key in keys:
                 pipe.set(key, 1, px=milliseconds)
             pipe.execute()
@@ -269,6 +251,8 @@ def lag_tolerant_reads(get_response):
     request's thread, and the scope reaches the view's threads with the context."""
     if not settings.DATABASE_REPLICA_URLS:
         raise MiddlewareNotUsed  # no replica: every read on the primary
+    if not settings.REDIS_URL:
+        raise ImproperlyConfigured("DATABASE_REPLICA_URLS needs REDIS_URL: the pins live there.")
 
     def middleware(request: HttpRequest) -> HttpResponse:
         if lag_tolerant(request) and not _pinned(request):

@@ -41,8 +41,9 @@ def parse_rate(rate: str) -> tuple[int, int]:
 _redis_client = None
 
 
-def _redis():
-    """One client per process: under ASGI Django's cache would reconnect on every request."""
+def redis_client():
+    """This process's one sync Redis client (rate limits, replica pins), or None without
+    REDIS_URL: under ASGI Django's cache would reconnect on every request."""
     global _redis_client
     if _redis_client is None and settings.REDIS_URL:
         import redis
@@ -61,7 +62,7 @@ def _redis():
 
 
 def _count_hit(cache_key: str, window_seconds: int) -> int:
-    client = _redis()
+    client = redis_client()
     if client is not None:
         pipe = client.pipeline(transaction=False)
         pipe.incr(cache_key)
@@ -207,7 +208,7 @@ def in_flight_claim(*, scope: str, key: str, limit: int, expiry_seconds: int) ->
     prefix = settings.CACHES["default"].get("KEY_PREFIX", "")
     claim = InFlightClaim(cache_key=f"{prefix}:inflight:{scope}:{key}", token=uuid.uuid4().hex)
     now = time.time()
-    client = _redis()
+    client = redis_client()
     if client is not None:
         pipe = client.pipeline(transaction=True)
         pipe.zremrangebyscore(claim.cache_key, "-inf", now)
@@ -239,7 +240,7 @@ def in_flight_claim(*, scope: str, key: str, limit: int, expiry_seconds: int) ->
 def in_flight_release(claim: InFlightClaim) -> None:
     """Give the slot back. A Redis that went away meanwhile keeps it until it expires: the
     attempt it guarded is still recorded (docs/outages.md)."""
-    client = _redis()
+    client = redis_client()
     if client is not None:
         try:
             client.zrem(claim.cache_key, claim.token)

@@ -335,12 +335,20 @@ def _pg_include_deploy_conf(data: Path) -> None:
             out.write(line)
 
 
-def pg_primary_init(cluster: Topology) -> None:
-    data = pg_data("primary")
+def _pg_data_new(node: str) -> Path | None:
+    """`node`'s data directory, made and owned by postgres; None when it holds a cluster."""
+    data = pg_data(node)
     if (data / "PG_VERSION").exists():
-        return
+        return None
     data.mkdir(parents=True)
     _pg_own(data)
+    return data
+
+
+def pg_primary_init(cluster: Topology) -> None:
+    data = _pg_data_new("primary")
+    if data is None:
+        return
     _as_postgres(
         str(pg_bin() / "initdb"),
         "-D",
@@ -362,11 +370,9 @@ def pg_primary_init(cluster: Topology) -> None:
 
 
 def pg_replica_init(cluster: Topology) -> None:
-    data = pg_data("replica")
-    if (data / "PG_VERSION").exists():
+    data = _pg_data_new("replica")
+    if data is None:
         return
-    data.mkdir(parents=True)
-    _pg_own(data)
     # -R: standby.signal and primary_conninfo; -X stream: the WAL written meanwhile too.
     _as_postgres(
         str(pg_bin() / "pg_basebackup"),
