@@ -27,11 +27,15 @@ def win(workspace):
 
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
-def test_the_browser_verifies_a_proof(chromium, live_server, win, viewport):
-    context = offline_context(chromium, live_server, viewport)
+def test_the_browser_verifies_a_proof_reached_from_the_board(chromium, site, win, viewport):
+    # The challenge page's live board needs websockets: a real uvicorn (`site`).
+    context = offline_context(chromium, site, viewport)
     page = context.new_page()
-    walker = Walker(page, live_server.url)
-    page.goto(live_server.url + reverse("proof-page", args=[win.pk]))
+    walker = Walker(page, site)
+    page.goto(site + reverse("challenge-page", args=[win.challenge.slug]))
+    walker.check()
+    page.locator("#leaderboard .proof-link").click()
+    page.wait_for_url("**" + reverse("proof-page", args=[win.pk]))
     page.wait_for_selector("#browser-check[data-outcome]")
     assert page.get_attribute("#browser-check", "data-outcome") == "verified"
     assert "Verified in your browser" in page.inner_text("#browser-check")
