@@ -42,6 +42,7 @@ from challenges.models import (
     CollectionItem,
     Secret,
 )
+from challenges.modes import play_mode_settings
 from challenges.selectors.challenge_stats import challenges_with_play_stats
 from challenges.services.bridge_keys import bridge_key_create, bridge_key_revoke
 from challenges.services.challenges import (
@@ -253,6 +254,17 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                         "secret_words",
                         *DEFENCE_EDITOR_FIELDS,
                     ),
+                },
+            ),
+            (
+                "Kind of play",
+                {
+                    "description": "single: one prompt, one reply. conversation: a session of "
+                    "up to 'max turns' turns in which the model sees the whole history; the "
+                    "rules are checked after every turn (on the turn's reply, or with 'the "
+                    "whole session' on the transcript), and a session closes when it wins, "
+                    "reaches its turns or spends its token budget.",
+                    "fields": ("mode", *play_mode_settings()),
                 },
             ),
             (

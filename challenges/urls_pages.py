@@ -1,6 +1,12 @@
 from django.urls import path
 
-from challenges import views, views_collections, views_proofs, views_scoreboard
+from challenges import (
+    views,
+    views_collections,
+    views_proofs,
+    views_scoreboard,
+    views_sessions,
+)
 from challenges.api.proofs import ProofKeysApi
 
 urlpatterns = [
@@ -8,6 +14,15 @@ urlpatterns = [
     path("challenges/<slug:slug>/", views.challenge_page, name="challenge-page"),
     path("challenges/<slug:slug>/play", views.challenge_play, name="challenge-play"),
     path("challenges/<slug:slug>/guess", views.challenge_guess, name="challenge-guess"),
+    path(
+        "challenges/<slug:slug>/sessions", views_sessions.session_new, name="challenge-session-new"
+    ),
+    path(
+        "challenges/<slug:slug>/sessions/<str:session_id>/turns",
+        views_sessions.session_turn,
+        name="challenge-session-turn",
+    ),
+    path("sessions/<str:session_id>/", views_sessions.session_transcript, name="session-page"),
     path(
         "challenges/<slug:slug>/leaderboard",
         views.challenge_leaderboard,

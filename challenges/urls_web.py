@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from challenges.api import collections, play, proofs, stream, web
+from challenges.api import collections, play, proofs, sessions, stream, web
 
 urlpatterns = [
     path("challenges", web.ChallengeListApi.as_view(), name="web-challenges"),
@@ -26,6 +26,22 @@ urlpatterns = [
         "challenges/<str:challenge_id>/attempts/stream",
         stream.AttemptStreamApi.as_view(),
         name="web-challenge-attempts-stream",
+    ),
+    path(
+        "challenges/<str:challenge_id>/sessions",
+        sessions.SessionCreateApi.as_view(),
+        name="web-challenge-sessions",
+    ),
+    path("sessions/<str:session_id>", sessions.SessionDetailApi.as_view(), name="web-session"),
+    path(
+        "sessions/<str:session_id>/turns",
+        sessions.TurnCreateApi.as_view(),
+        name="web-session-turns",
+    ),
+    path(
+        "sessions/<str:session_id>/turns/stream",
+        sessions.TurnStreamApi.as_view(),
+        name="web-session-turns-stream",
     ),
     path(
         "challenge-collections",

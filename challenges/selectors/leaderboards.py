@@ -7,7 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Q
 
-from challenges.models import Challenge, LeaderboardEntry
+from challenges.models import Challenge, LeaderboardEntry, PlaySession
 from players.models import EndUser
 
 
@@ -27,6 +27,15 @@ class LeaderboardRow:
     # The win has a signed proof at /proofs/<attempt_id>/ (wins recorded before proofs
     # existed have none).
     has_proof: bool = False
+    # A conversation's win: its session's transcript, for the winner and the creators.
+    session_id: str = ""
+
+
+def _session_id(attempt) -> str:
+    try:
+        return str(attempt.play_session.id)
+    except PlaySession.DoesNotExist:
+        return ""
 
 
 def leaderboard_for_challenge(*, challenge: Challenge, limit: int) -> list[LeaderboardRow]:
@@ -34,7 +43,7 @@ def leaderboard_for_challenge(*, challenge: Challenge, limit: int) -> list[Leade
     entries = (
         LeaderboardEntry.objects.filter(challenge=challenge)
         .order_by("rank_value", "achieved_at", "id")
-        .select_related("end_user", "attempt")
+        .select_related("end_user", "attempt", "attempt__play_session")
         .only(
             "rank_value",
             "achieved_at",
@@ -46,6 +55,7 @@ def leaderboard_for_challenge(*, challenge: Challenge, limit: int) -> list[Leade
             "end_user__display_name",
             "end_user__external_id",
             "attempt__config_sha256",
+            "attempt__play_session__id",
         )[:limit]
     )
     return [
@@ -61,6 +71,7 @@ def leaderboard_for_challenge(*, challenge: Challenge, limit: int) -> list[Leade
             achieved_at=entry.achieved_at,
             attempt_id=str(entry.attempt_id),
             has_proof=bool(entry.attempt.config_sha256),
+            session_id=_session_id(entry.attempt),
         )
         for position, entry in enumerate(entries, start=1)
     ]
