@@ -246,6 +246,10 @@ class ChallengeAdminForm(forms.ModelForm):
             self.fields["secret_ref"].choices = self._secret_choices()
         if "answer_mode" in self.fields:
             self.fields["answer_mode"].required = False
+        # The kind of play keeps what the challenge has when a post leaves it out.
+        for name in ("mode", "max_turns", "judge_scope"):
+            if name in self.fields:
+                self.fields[name].required = False
         for name in ("description", "goal", "instructions_md", "system_prompt", "success_pattern"):
             if name in self.fields:
                 self.fields[name].widget.attrs["rows"] = 3 if name != "instructions_md" else 6
@@ -293,6 +297,20 @@ class ChallengeAdminForm(forms.ModelForm):
                     layer["judge_config"] = config
             layers += [layer, *same_kind[1:]]
         return layers
+
+    def clean_mode(self) -> str:
+        return self.cleaned_data.get("mode") or self.instance.mode or Challenge.Mode.SINGLE
+
+    def clean_max_turns(self) -> int:
+        value = self.cleaned_data.get("max_turns")
+        return value if value is not None else self.instance.max_turns
+
+    def clean_judge_scope(self) -> str:
+        return (
+            self.cleaned_data.get("judge_scope")
+            or self.instance.judge_scope
+            or Challenge.JudgeScope.TURN
+        )
 
     def clean_answer_mode(self) -> str:
         return self.cleaned_data.get("answer_mode") or Challenge.AnswerMode.OUTPUT
