@@ -507,8 +507,8 @@ def test_near_copies_at_once_are_all_flagged_but_the_first(workspace):
 @pytest.mark.django_db
 def test_the_dashboard_shows_clusters_of_near_identical_wins(workspace, creator, outsider):
     challenge = with_policy(make_challenge(workspace=workspace, name="Open Sesame"), "flag")
-    win(challenge, "alice", WINNING)
-    win(challenge, "bob", TRIVIALLY_ALTERED)
+    original = win(challenge, "alice", WINNING)
+    copied = win(challenge, "bob", TRIVIALLY_ALTERED)
     win(challenge, "carol", WINNING.upper())
     win(challenge, "dave", "something else entirely, open sesame please")
     client = Client()
@@ -522,6 +522,10 @@ def test_the_dashboard_shows_clusters_of_near_identical_wins(workspace, creator,
     assert section.index("alice") < section.index("bob") < section.index("carol")
     assert "dave" not in section
     assert WINNING not in section  # players and links, not prompts
+    attempt_page = client.get(f"/admin/challenges/challengeattempt/{copied.id}/change/")
+    assert f"/admin/challenges/challengeattempt/{original.id}/change/" in (
+        attempt_page.content.decode()
+    )
 
     client.force_login(outsider)
     other = client.get("/admin/").content.decode()
