@@ -344,7 +344,7 @@ class WorkspaceAdmin(WorkspaceScopedAdmin):
                 continue
             workspace_freeze_lift(workspace=workspace)
             lifted += 1
-        self.message_user(request, f"Freeze lifted on {lifted} workspace(s).")
+        self.message_user(request, f"Freeze lifted on {lifted} workspace(s).", messages.SUCCESS)
 
     def save_model(self, request: HttpRequest, obj: Workspace, form, change: bool) -> None:
         # A new freeze time is a new freeze: a lift by hand was for the one before.

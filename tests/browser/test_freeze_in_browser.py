@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from challenges.models import ChallengeAttempt, LeaderboardEntry
 from challenges.services.secrets import secret_create
 from players.models import Workspace
 from tests.browser.conftest import DESKTOP, PHONE, log_in_context, offline_context
@@ -37,17 +38,23 @@ def test_a_freeze_hides_a_later_win_until_the_creator_lifts_it(chromium, site, v
         secret_ref="cup-password",
         success_pattern="{{secret}}",
     )
-    record_win(challenge, make_end_user(workspace=workspace, external_id="early-bird"))
+    early = record_win(challenge, make_end_user(workspace=workspace, external_id="early-bird"))
+    # Solved well before the freeze the creator is about to set for "now".
+    an_hour_ago = timezone.now() - timedelta(hours=1)
+    ChallengeAttempt.objects.filter(pk=early.pk).update(created_at=an_hour_ago)
+    LeaderboardEntry.objects.filter(attempt=early).update(
+        achieved_at=an_hour_ago, first_succeeded_at=an_hour_ago
+    )
     player = make_player("late@cup.test")
 
-    # The creator sets the freeze in the admin: a minute ago, so the player's win is after it.
+    # The creator sets the freeze in the admin, to now: the player's win comes after it.
     organiser = offline_context(chromium, site, viewport)
     log_in_context(organiser, site, creator)
     admin = organiser.new_page()
     walker = Walker(admin, site)
     admin.goto(f"{site}/admin/players/workspace/{workspace.pk}/change/")
     walker.check(links=False)
-    freeze = timezone.localtime(timezone.now() - timedelta(minutes=1))
+    freeze = timezone.localtime(timezone.now())
     admin.fill("#id_freeze_at_0", freeze.strftime("%Y-%m-%d"))
     admin.fill("#id_freeze_at_1", freeze.strftime("%H:%M:%S"))
     admin.click("input[name=_continue]")
