@@ -1,8 +1,9 @@
 """The bridge lane's write: deliveries and attempts, many calls in one SQL statement.
 
 The lane judges with what its process cache holds, so the statement first checks that
-what it relied on still holds — the key is live, the challenge and its secret are
-unchanged, no in-order collection holds the challenge, the Dify user is linked as it was —
+what it relied on still holds — the key is live, the challenge, its workspace (the event
+window) and its secret are unchanged, no in-order collection holds the challenge, the
+Dify user is linked as it was —
 and locks the player's row as `end_user_for_recording` does. Only then does it insert the
 delivery (ON CONFLICT DO NOTHING: a repeat delivery writes nothing) and the attempt
 behind it. One statement in autocommit is one transaction and one round trip.

@@ -204,3 +204,33 @@ def test_attempts_outside_the_event_window_are_refused_as_a_closed_challenge(
         f"/web/api/challenges/{challenge.id}/attempts", {"prompt": "hi"}, format="json"
     )
     assert late.status_code == 409 and "ended" in late.json()["error"]["message"]
+
+
+def test_the_admin_form_checks_the_event_times(workspace, creator):
+    admin = Client()
+    admin.force_login(creator)
+    change = f"/admin/players/workspace/{workspace.pk}/change/"
+    fields = {
+        "name": workspace.name,
+        "starts_at_0": "2030-01-01",
+        "starts_at_1": "10:00:00",
+        "ends_at_0": "2030-01-01",
+        "ends_at_1": "18:00:00",
+        "freeze_at_0": "2030-01-01",
+        "freeze_at_1": "19:00:00",
+        "board_visibility": "public",
+        "brackets-TOTAL_FORMS": "0",
+        "brackets-INITIAL_FORMS": "0",
+        "memberships-TOTAL_FORMS": "0",
+        "memberships-INITIAL_FORMS": "0",
+    }
+    refused = admin.post(change, fields)
+    assert refused.status_code == 200
+    assert "A freeze must begin before the end" in refused.content.decode()
+    workspace.refresh_from_db()
+    assert workspace.freeze_at is None
+
+    saved = admin.post(change, {**fields, "freeze_at_1": "17:00:00"})
+    assert saved.status_code == 302
+    workspace.refresh_from_db()
+    assert workspace.freeze_at is not None and workspace.board_cutoff() is None

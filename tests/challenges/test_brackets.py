@@ -136,3 +136,25 @@ def test_boards_and_the_scoreboard_filter_by_bracket(workspace, brackets, creato
     challenge_page = anonymous.get(f"/challenges/{challenge.slug}/?bracket=professionals")
     rows = challenge_page.content.decode().split('id="leaderboard"', 1)[1]
     assert ">pro</a>" in rows and ">stu</a>" not in rows
+
+
+def test_a_creator_moves_a_player_in_the_admin_and_an_outsider_cannot(
+    workspace, brackets, creator, outsider
+):
+    end_user = end_user_for_account(workspace=workspace, account=make_player())
+    professionals = brackets["professionals"]["id"]
+    change = f"/admin/players/enduser/{end_user.pk}/change/"
+    admin = Client()
+    admin.force_login(creator)
+    form = admin.get(change).content.decode()
+    assert "Professionals" in form
+    saved = admin.post(change, {"bracket": professionals})
+    assert saved.status_code == 302
+    end_user.refresh_from_db()
+    assert end_user.bracket.slug == "professionals"
+
+    rival = Client()
+    rival.force_login(outsider)
+    assert rival.post(change, {"bracket": ""}).status_code in (302, 403, 404)
+    end_user.refresh_from_db()
+    assert end_user.bracket.slug == "professionals"
