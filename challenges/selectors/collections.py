@@ -217,8 +217,7 @@ def leaderboard_for_collection(
     metric, value, ordering = _strategy_plan(strategy)
     challenge_ids = CollectionItem.objects.filter(collection=collection).values("challenge_id")
     rows = (
-        standing_entries(view=view)
-        .filter(challenge__in=challenge_ids)
+        standing_entries(view=view, challenge_ids=challenge_ids)
         .values("end_user_id", "end_user__display_name", "end_user__external_id")
         .annotate(
             solved=Count("id"),

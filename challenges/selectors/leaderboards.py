@@ -33,8 +33,7 @@ def leaderboard_for_challenge(
     """The top `limit` players as `view` shows them (None: live, every bracket): live, one
     index range scan joined to the player's name."""
     entries = (
-        standing_entries(view=view)
-        .filter(challenge=challenge)
+        standing_entries(view=view, challenge_ids=[challenge.id])
         .order_by("rank_value", "achieved_at", "id")
         .values(
             "achieved_at",

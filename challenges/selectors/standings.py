@@ -3,7 +3,7 @@
 `board_view` decides, for a workspace and a viewer, whether its boards are shown at all
 (the workspace's `board_visibility`), as of which moment (the freeze) and for which bracket.
 Challenge boards, collection boards, the scoreboard, their pages, APIs, CSV, the board
-cache, the lane and the live frames all take their rows through `standing_entries(view)`
+cache, the lane and the live frames all take their rows through `standing_entries`
 (or `solves_as_of` for the scoreboard's solve counts), so a frozen board is the same on
 every channel. Creators see live standings in the admin and the console (`board_view_live`).
 
@@ -14,6 +14,7 @@ by the same order the entry keeps (`rank_value`, then the earlier attempt).
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Case, F, OuterRef, QuerySet, Subquery, UUIDField, When
@@ -95,12 +96,13 @@ def board_view_live(*, workspace: Workspace, bracket_slug: str = "") -> BoardVie
     )
 
 
-def standing_entries(*, view: BoardView | None) -> QuerySet:
-    """Each player's best successful attempt per challenge, as `view` shows it (None: live,
-    every bracket). Rows have LeaderboardEntry's names: challenge, end_user, rank_value,
-    achieved_at, score, judge_rating, tokens_total, elapsed_ms, attempt_id; filter them by
-    challenge and order them by ("rank_value", "achieved_at", "id") as a board does."""
-    entries = LeaderboardEntry.objects.all()
+def standing_entries(*, view: BoardView | None, challenge_ids: Any) -> QuerySet:
+    """Each player's best successful attempt on each of `challenge_ids` (a list, or a
+    values() query of ids), as `view` shows it (None: live, every bracket). Rows have
+    LeaderboardEntry's names: challenge, end_user, rank_value, achieved_at, score,
+    judge_rating, tokens_total, elapsed_ms, attempt_id; order them by ("rank_value",
+    "achieved_at", "id") as a board does."""
+    entries = LeaderboardEntry.objects.filter(challenge_id__in=challenge_ids)
     if view is not None and view.bracket is not None:
         entries = entries.filter(end_user__bracket=view.bracket)
     if view is None or view.cutoff is None:
