@@ -14,9 +14,10 @@ newest refresh read the database after every commit whose refresh came before it
 board that stays is never older than the newest commit.
 
 Only what anyone may see is stored: the public board of a workspace whose boards are
-public, frozen while its event is (challenges/selectors/standings.py). A frozen board is
-kept no longer than the event's end, when the freeze lifts by itself; a creator's change
-of the event's settings drops every board of the workspace (challenges/receivers.py).
+public, frozen while its event is (challenges/selectors/standings.py). A live board is kept
+no longer than the freeze's start and a frozen one no longer than the event's end, when
+the freeze begins or lifts by itself; a creator's change of the event's settings redraws
+every board of the workspace (challenges/receivers.py).
 
 With no REDIS_URL (the embedded default: local-memory cache, one process) nothing is
 stored and every read misses; the callers then read the database as before.
@@ -207,12 +208,17 @@ def _keep_seconds(rendered: RenderedBoard, challenge) -> int | None:
     """How long the drawing may be served; None when it must not be stored at all."""
     if not rendered.view.shown:
         return None  # players-only or hidden boards: every read checks who asks
-    ends_at = challenge.workspace.ends_at
-    if rendered.view.cutoff is not None and ends_at is not None:
-        # The freeze lifts at the end with no write to replace the frozen drawing.
-        left = math.ceil((ends_at - timezone.now()).total_seconds())
-        return max(1, min(BOARD_CACHE_SECONDS, left))
-    return BOARD_CACHE_SECONDS
+    workspace = challenge.workspace
+    # A freeze begins, or lifts at the end, with no write to replace the drawing: it is
+    # kept no longer than that moment.
+    if rendered.view.cutoff is not None:
+        turn = workspace.ends_at
+    else:
+        turn = workspace.freeze_at if workspace.freeze_lifted_at is None else None
+    now = timezone.now()
+    if turn is None or turn <= now:
+        return BOARD_CACHE_SECONDS
+    return max(1, min(BOARD_CACHE_SECONDS, math.ceil((turn - now).total_seconds())))
 
 
 def _cached_board(rendered: RenderedBoard, generation: int | None) -> CachedBoard:

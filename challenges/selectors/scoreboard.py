@@ -15,7 +15,12 @@ from django.db.models import Count, Max, Q
 
 from challenges.models import Challenge
 from challenges.scoring import POINTS_PER_SOLVE
-from challenges.selectors.standings import BoardView, board_view, solves_as_of
+from challenges.selectors.standings import (
+    BoardView,
+    board_view,
+    solves_as_of,
+    standing_entries,
+)
 from players.models import EndUser, Workspace
 
 GRAPH_PLAYERS = 10
@@ -155,11 +160,12 @@ def player_page(*, end_user_id: Any, viewer: AbstractBaseUser | None = None) -> 
         view = board_view(workspace=end_user.workspace, viewer=viewer)
         if not view.shown:
             return None
-    entries = (
+    entries = list(
         solves_as_of(view=view)
         .filter(end_user=end_user, challenge__is_active=True)
         .select_related("challenge")
         .only(
+            "challenge_id",
             "first_succeeded_at",
             "tokens_total",
             "elapsed_ms",
@@ -169,6 +175,19 @@ def player_page(*, end_user_id: Any, viewer: AbstractBaseUser | None = None) -> 
         )
         .order_by("first_succeeded_at")
     )
+    # While frozen, the numbers are those of the best solve made by the freeze.
+    measured = {
+        entry.challenge_id: (entry.tokens_total, entry.elapsed_ms, entry.judge_rating)
+        for entry in entries
+    }
+    if view is not None and view.cutoff is not None and entries:
+        frozen = standing_entries(
+            view=view, challenge_ids=[entry.challenge_id for entry in entries]
+        ).filter(end_user=end_user)
+        for challenge_id, *numbers in frozen.values_list(
+            "challenge_id", "tokens_total", "elapsed_ms", "judge_rating"
+        ):
+            measured[challenge_id] = tuple(numbers)
     return PlayerPage(
         end_user_id=str(end_user.id),
         player=end_user.public_name,
@@ -179,9 +198,9 @@ def player_page(*, end_user_id: Any, viewer: AbstractBaseUser | None = None) -> 
                 challenge_name=entry.challenge.name,
                 challenge_slug=entry.challenge.slug,
                 solved_at=entry.first_succeeded_at,
-                tokens_total=entry.tokens_total,
-                elapsed_ms=entry.elapsed_ms,
-                judge_rating=entry.judge_rating,
+                tokens_total=measured[entry.challenge_id][0],
+                elapsed_ms=measured[entry.challenge_id][1],
+                judge_rating=measured[entry.challenge_id][2],
             )
             for entry in entries
         ],

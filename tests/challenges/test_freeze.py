@@ -7,14 +7,17 @@ creator sees live standings; lifting the freeze shows it everywhere."""
 import csv
 import io
 import json
+from datetime import timedelta
 
 import pytest
+import redis
 from asgiref.sync import async_to_sync
+from django.conf import settings
 from django.test import Client
 from django.utils import timezone
 from websockets.sync.client import connect
 
-from challenges.board_cache import board_cached
+from challenges.board_cache import board_cache_key, board_cached
 from challenges.services.attempts import attempt_record
 from challenges.services.collections import collection_create, collection_set_challenges
 from core.fastlane import lane_counts
@@ -116,6 +119,11 @@ def test_pages_partials_and_the_collection_board_show_the_frozen_standings(event
     assert board["frozen_at"] is not None
     collection_page = anonymous.get(f"/collections/{collection.slug}/").content.decode()
     assert ">grace</a>" not in collection_page
+
+    # ada's player page shows the 0.9 s solve made by the freeze, not the later 0.1 s.
+    ada = challenge.leaderboard_entries.get(end_user__external_id="ada").end_user_id
+    ada_page = anonymous.get(f"/players/{ada}/").content.decode()
+    assert "0.9 s" in ada_page and "0.1 s" not in ada_page
 
     lift(event["workspace"])
     page = anonymous.get(f"/challenges/{challenge.slug}/").content.decode()
@@ -242,3 +250,20 @@ def test_the_freeze_lifts_by_itself_at_the_end(workspace):
     body = Client().get(f"/web/api/scoreboard/{workspace.slug}").json()
     assert sorted(row["player"] for row in body["entries"]) == ["ada", "grace"]
     assert body["frozen_at"] is None
+
+
+def test_a_cached_board_is_kept_no_longer_than_the_coming_freeze_or_end(workspace):
+    require_service("Redis", redis_up(), "set REDIS_URL")
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    challenge = make_challenge(workspace=workspace)
+    workspace_event_update(workspace=workspace, freeze_at=timezone.now() + timedelta(seconds=60))
+    record_win(challenge, "ada")
+    assert 0 < client.ttl(board_cache_key(challenge.id)) <= 60
+
+    workspace_event_update(
+        workspace=workspace,
+        freeze_at=timezone.now(),
+        ends_at=timezone.now() + timedelta(seconds=30),
+    )
+    record_win(challenge, "grace")
+    assert 0 < client.ttl(board_cache_key(challenge.id)) <= 30
