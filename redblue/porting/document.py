@@ -111,6 +111,9 @@ def event_parse(text: str) -> EventDocument:
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         reason = " ".join(part for part in (error.context, error.problem) if part)
+        begun = error.context_mark
+        if begun and mark and begun.line != mark.line:
+            reason += f" (it began on line {begun.line + 1})"
         raise EventFileInvalid(
             [Problem(mark.line + 1 if mark else None, (), f"Not valid YAML: {reason}.")]
         ) from None

@@ -134,7 +134,7 @@ def _schema_problems(document: EventDocument) -> list[Problem]:
             continue
         if error.validator == "required":
             missing = error.message.split("'")[1] if "'" in error.message else ""
-            problems.append(document.problem(path, f"'{missing}' is required here."))
+            problems.append(document.problem((*path, missing), "Required, and missing."))
             continue
         problems.append(document.problem(path, _schema_message(error)))
     return problems
