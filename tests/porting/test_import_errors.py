@@ -111,7 +111,7 @@ def test_it_points_at_the_entry_that_lacks_a_required_key(tmp_path, workspace):
     text = GOOD.replace("- name: League\n", "- description: no name\n")
 
     assert refused(tmp_path, workspace, text) == [
-        "22: red_blue_challenges[0].name: 'name' is required here.",
+        "22: red_blue_challenges[0].name: Required, and missing.",
     ]
 
 
