@@ -14,12 +14,15 @@ from challenges.api.serializers import StrictSerializer
 from core.parsers import JSONParser
 from players.models import Workspace
 from players.selectors import workspace_for_read, workspace_for_write, workspace_require_write
-from redblue.porting.document import MAX_DOCUMENT_CHARS, event_parse
+from redblue.porting.document import event_parse
 from redblue.porting.exporting import event_export
 from redblue.porting.importing import event_import
 from redblue.porting.schema import SCHEMA_FILE
 
 YAML_MEDIA_TYPE = "application/yaml"
+# A request is parsed while a worker waits (about a second a megabyte); a bigger file goes
+# through `manage.py importchallenges`, which takes four.
+MAX_REQUEST_DOCUMENT_CHARS = 1024 * 1024
 WORKSPACE_PARAMETER = OpenApiParameter(
     "workspace",
     str,
@@ -43,8 +46,8 @@ class YamlTextParser(parsers.BaseParser):
     media_type = YAML_MEDIA_TYPE
 
     def parse(self, stream, media_type=None, parser_context=None) -> dict:
-        raw = stream.read(MAX_DOCUMENT_CHARS + 1) if stream is not None else b""
-        if len(raw) > MAX_DOCUMENT_CHARS:
+        raw = stream.read(MAX_REQUEST_DOCUMENT_CHARS + 1) if stream is not None else b""
+        if len(raw) > MAX_REQUEST_DOCUMENT_CHARS:
             raise RequestDataTooBig()
         try:
             return {"document": raw.decode("utf-8")}
@@ -61,7 +64,7 @@ class EventImportInputSerializer(StrictSerializer):
         required=False, help_text="Workspace id or slug (or ?workspace=)."
     )
     document = serializers.CharField(
-        max_length=MAX_DOCUMENT_CHARS,
+        max_length=MAX_REQUEST_DOCUMENT_CHARS,
         trim_whitespace=False,
         help_text="The event file's YAML text, as exportchallenges writes it.",
     )
@@ -146,7 +149,6 @@ class EventImportApi(APIView):
             document=event_parse(fields["document"]),
             user=request.user,
             secret_values=fields.get("secrets") or {},
-            generate_missing=True,
         )
         body = {"workspace": workspace.slug, **summary.as_dict()}
         return Response(EventImportOutputSerializer(body).data, status=status.HTTP_201_CREATED)

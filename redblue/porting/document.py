@@ -2,6 +2,7 @@
 stable form, and the problems an import reports with their lines."""
 
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -11,6 +12,7 @@ import yaml
 from core.errors import ApplicationError
 
 Path = tuple[str | int, ...]
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 MAX_DOCUMENT_CHARS = 4 * 1024 * 1024
 MAX_DEPTH = 64
@@ -145,12 +147,16 @@ def _node_problems(node: yaml.Node, path: Path, depth: int) -> Iterable[Problem]
             if key.value in seen:
                 yield Problem(key.start_mark.line + 1, (*path, key.value), "A repeated key.")
             seen.add(key.value)
+            yield from _node_problems(key, (*path, key.value), depth + 1)
             yield from _node_problems(value, (*path, key.value), depth + 1)
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
             yield from _node_problems(item, (*path, index), depth + 1)
     elif "\x00" in node.value:
         yield Problem(line, path, "Text may not hold a NUL character.")
+    elif _SURROGATE.search(node.value):
+        # "\ud800" escapes give text no UTF-8 encoder (nor PostgreSQL) takes.
+        yield Problem(line, path, "Text may not hold a lone surrogate (\\ud800–\\udfff).")
 
 
 def _value_problems(value: Any, path: Path, root: yaml.Node) -> Iterable[Problem]:

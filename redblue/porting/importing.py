@@ -279,7 +279,7 @@ class _Run:
         return None
 
 
-def _import_secrets(run: _Run, values: Mapping[str, str], generate_missing: bool) -> None:
+def _import_secrets(run: _Run, values: Mapping[str, str]) -> None:
     existing = {s.name: s for s in Secret.objects.filter(workspace=run.workspace).defer("value")}
     for index, name in enumerate(_listed_secrets(run.document)):
         path = (SECRETS, index)
@@ -291,9 +291,6 @@ def _import_secrets(run: _Run, values: Mapping[str, str], generate_missing: bool
                 run.summary.note(SECRETS, name, created=False)
             continue
         if not value:
-            if not generate_missing:
-                run.refuse(path, "No value was given for this secret.")
-                continue
             value = random_secrets.token_urlsafe(GENERATED_SECRET_BYTES)
             run.summary.secrets_generated.append(name)
         if run.saved(path, partial(secret_create, workspace=run.workspace, name=name, value=value)):
@@ -407,12 +404,11 @@ def event_import(
     document: EventDocument,
     user: AbstractBaseUser | None,
     secret_values: Mapping[str, str] | None = None,
-    generate_missing: bool = False,
 ) -> ImportSummary:
     """Create or update everything the file holds in `workspace`, or nothing at all.
 
     `secret_values` (name → value) sets those secrets; a listed secret that neither it nor
-    the workspace has gets a fresh random value with `generate_missing`, else is refused.
+    the workspace has a value for gets a fresh random one, named in the summary.
     """
     event_check(document)
     values = dict(secret_values or {})
@@ -426,7 +422,7 @@ def event_import(
     with transaction.atomic():
         # Two imports into one workspace run one after the other, not interleaved.
         Workspace.objects.select_for_update().filter(pk=workspace.pk).first()
-        _import_secrets(run, values, generate_missing)
+        _import_secrets(run, values)
         _import_challenges(run)
         _import_collections(run)
         _import_red_blue(run)

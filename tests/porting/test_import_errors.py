@@ -72,7 +72,7 @@ def refused(tmp_path, workspace, text: str) -> list[str]:
             stderr=err,
         )
     assert rows() == before
-    return [line.removeprefix(f"{event}:") for line in err.getvalue().splitlines()]
+    return [line.removeprefix(f"{event}:").strip() for line in err.getvalue().splitlines()]
 
 
 def test_the_good_file_imports(tmp_path, workspace):
@@ -191,6 +191,11 @@ def test_it_lists_every_problem_at_once(tmp_path, workspace):
         ),
         ('version: 1\nsecrets:\n- "a\\0b"\n', "3: secrets[0]: Text may not hold a NUL character."),
         ("version: 1\nversion: 1\n", "2: version: A repeated key."),
+        (
+            'version: 1\nsecrets:\n- "a\\ud800"\n',
+            "3: secrets[0]: Text may not hold a lone surrogate (\\ud800–\\udfff).",
+        ),
+        ("version: " + "[" * 400 + "]" * 400 + "\n", "(file): The file is nested too deeply."),
         ("version: 2\n", "1: version: Must be 1."),
         ("- version: 1\n", "1: (file): The file must be a mapping (version, …)."),
         ("", "1: (file): The file is empty."),

@@ -72,7 +72,6 @@ class Command(BaseCommand):
                 document=document,
                 user=None,
                 secret_values=values,
-                generate_missing=True,
             ),
         )
         self._report(summary.as_dict(), workspace.name)
