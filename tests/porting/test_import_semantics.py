@@ -2,6 +2,7 @@
 place, a left-out key takes its default, rows the file does not name are left alone."""
 
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -109,3 +110,13 @@ def test_it_refuses_a_workspace_that_does_not_exist(tmp_path, db):
     event.write_text(GOOD, encoding="utf-8")
     with pytest.raises(CommandError, match="createcreator --workspace NAME creates one"):
         call_command("importchallenges", str(event), "--workspace", "nowhere", "--no-input")
+
+
+def test_the_documented_example_imports(tmp_path, workspace):
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "import-export.md").read_text()
+    example = docs.split("## An example", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+
+    output = run(tmp_path, workspace, example, "--no-input")
+
+    assert "created 2 challenges: vault-1, vault-judge" in output
+    assert Challenge.objects.get(slug="vault-1").defences[1] == {"type": "output_guard"}
