@@ -6,7 +6,6 @@ import threading
 import pytest
 from django.db import connection
 
-from challenges.models import Challenge
 from core.errors import ApplicationError
 from redblue.porting.document import event_parse
 from redblue.porting.importing import event_import
