@@ -126,7 +126,7 @@ def event_parse(text: str) -> EventDocument:
     finally:
         loader.dispose()
     if not isinstance(data, dict):
-        raise EventFileInvalid([Problem(1, (), "The file must be a mapping (version, …).")])
+        raise EventFileInvalid([Problem(1, (), "The file must be a mapping (key: value, …).")])
     problems = list(_value_problems(data, (), root))
     if problems:
         raise EventFileInvalid(problems)

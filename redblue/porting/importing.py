@@ -103,6 +103,10 @@ def _schema_message(error: Any) -> str:
     }
     if error.validator in messages:
         return messages[error.validator]()
+    if error.validator in ("anyOf", "oneOf"):
+        types = [option.get("type") for option in expected]
+        if all(types):
+            return f"Must be {_type_words(types)}."
     message = error.message
     return message if len(message) <= 200 else message[:200] + "…"
 
@@ -133,8 +137,9 @@ def _schema_problems(document: EventDocument) -> list[Problem]:
                 problems.append(Problem(line, (*path, key), "Unknown field."))
             continue
         if error.validator == "required":
-            missing = error.message.split("'")[1] if "'" in error.message else ""
-            problems.append(document.problem((*path, missing), "Required, and missing."))
+            for missing in error.validator_value:
+                if missing not in error.instance:
+                    problems.append(document.problem((*path, missing), "Required, and missing."))
             continue
         problems.append(document.problem(path, _schema_message(error)))
     return problems
