@@ -120,3 +120,12 @@ def test_the_documented_example_imports(tmp_path, workspace):
 
     assert "created 2 challenges: vault-1, vault-judge" in output
     assert Challenge.objects.get(slug="vault-1").defences[1] == {"type": "output_guard"}
+
+
+def test_a_date_may_be_written_unquoted(tmp_path, workspace):
+    text = GOOD.replace("  name: Vault\n", "  name: Vault\n  starts_at: 2026-12-04T09:30:00Z\n")
+
+    run(tmp_path, workspace, text, "--no-input")
+
+    starts_at = Challenge.objects.get(slug="imp-vault").starts_at
+    assert starts_at.isoformat() == "2026-12-04T09:30:00+00:00"
