@@ -5,10 +5,10 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import F, Q
 
 from challenges.models import Challenge, LeaderboardEntry
-from challenges.selectors.standings import BoardView, standing_entries
+from challenges.selectors.standings import BoardView, standing_attempt_field, standing_entries
 from players.models import EndUser
 
 
@@ -25,6 +25,9 @@ class LeaderboardRow:
     elapsed_ms: int | None
     achieved_at: datetime
     attempt_id: str
+    # The win has a signed proof at /proofs/<attempt_id>/ (wins recorded before proofs
+    # existed have none).
+    has_proof: bool = False
 
 
 def leaderboard_for_challenge(
@@ -32,9 +35,10 @@ def leaderboard_for_challenge(
 ) -> list[LeaderboardRow]:
     """The top `limit` players as `view` shows them (None: live, every bracket): live, one
     index range scan joined to the player's name."""
+    source = standing_entries(view=view, challenge_ids=[challenge.id])
     entries = (
-        standing_entries(view=view, challenge_ids=[challenge.id])
-        .order_by("rank_value", "achieved_at", "id")
+        source.order_by("rank_value", "achieved_at", "id")
+        .annotate(proof_config=F(standing_attempt_field(source, "config_sha256")))
         .values(
             "achieved_at",
             "score",
@@ -45,6 +49,7 @@ def leaderboard_for_challenge(
             "end_user_id",
             "end_user__display_name",
             "end_user__external_id",
+            "proof_config",
         )[:limit]
     )
     rows = []
@@ -65,6 +70,7 @@ def leaderboard_for_challenge(
                 elapsed_ms=entry["elapsed_ms"],
                 achieved_at=entry["achieved_at"],
                 attempt_id=str(entry["attempt_id"]),
+                has_proof=bool(entry["proof_config"]),
             )
         )
     return rows

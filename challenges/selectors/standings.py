@@ -135,6 +135,12 @@ def standing_entries(*, view: BoardView | None, challenge_ids: Any) -> QuerySet:
     )
 
 
+def standing_attempt_field(entries: QuerySet, field: str) -> str:
+    """The lookup of the row's attempt's own `field` in `standing_entries` rows: they are
+    board entries when live and the attempts themselves when frozen."""
+    return field if entries.model is ChallengeAttempt else f"attempt__{field}"
+
+
 def solves_as_of(*, view: BoardView | None) -> QuerySet[LeaderboardEntry]:
     """One row per (challenge, player) solved as `view` shows it; `first_succeeded_at` is
     when the solve happened, which a later improvement never moves."""
