@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from challenges.api import collections, play, proofs, stream, web
+from challenges.api import collections, play, proofs, scoreboard, stream, web
 
 urlpatterns = [
     path("challenges", web.ChallengeListApi.as_view(), name="web-challenges"),
@@ -26,6 +26,11 @@ urlpatterns = [
         "challenges/<str:challenge_id>/attempts/stream",
         stream.AttemptStreamApi.as_view(),
         name="web-challenge-attempts-stream",
+    ),
+    path(
+        "scoreboard/<slug:workspace_slug>",
+        scoreboard.ScoreboardApi.as_view(),
+        name="web-scoreboard",
     ),
     path(
         "challenge-collections",
