@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from challenges.api import collections, play, proofs, sessions, stream, web
+from challenges.api import collections, play, proofs, scoreboard, sessions, stream, web
 
 urlpatterns = [
     path("challenges", web.ChallengeListApi.as_view(), name="web-challenges"),
@@ -42,6 +42,11 @@ urlpatterns = [
         "sessions/<str:session_id>/turns/stream",
         sessions.TurnStreamApi.as_view(),
         name="web-session-turns-stream",
+    ),
+    path(
+        "scoreboard/<slug:workspace_slug>",
+        scoreboard.ScoreboardApi.as_view(),
+        name="web-scoreboard",
     ),
     path(
         "challenge-collections",
