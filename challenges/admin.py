@@ -40,6 +40,7 @@ from challenges.models import (
     ChallengeAttempt,
     ChallengeCollection,
     CollectionItem,
+    PlaySession,
     Secret,
 )
 from challenges.modes import play_mode_settings
@@ -564,6 +565,40 @@ class ChallengeAttemptAdmin(WorkspaceScopedAdmin):
         except IncorrectLookupParameters:
             return HttpResponseRedirect(reverse("admin:challenges_challengeattempt_changelist"))
         return attempts_csv_response(changelist.queryset)
+
+
+@admin.register(PlaySession)
+class PlaySessionAdmin(WorkspaceScopedAdmin):
+    """Conversation sessions (SPEC §9), read only: each links its transcript page."""
+
+    read_only = True
+    list_display = ("player", "challenge", "state", "turns_count", "tokens_total", "started_at")
+    list_filter = (("challenge", admin.RelatedOnlyFieldListFilter), "state", "started_at")
+    search_fields = ("end_user__external_id", "dify_conversation_id")
+    list_select_related = ("end_user", "challenge")
+    fields = (
+        "challenge",
+        "end_user",
+        "state",
+        "turns_count",
+        "tokens_total",
+        "elapsed_ms",
+        "dify_conversation_id",
+        "attempt",
+        "started_at",
+        "ended_at",
+        "transcript",
+    )
+    readonly_fields = ("transcript",)
+
+    @admin.display(description="Player", ordering="end_user__external_id")
+    def player(self, obj: PlaySession) -> str:
+        return str(obj.end_user)
+
+    @admin.display(description="Transcript")
+    def transcript(self, obj: PlaySession) -> str:
+        url = reverse("session-page", args=[obj.pk])
+        return format_html('<a href="{}">Read the {} turns (masked)</a>', url, obj.turns_count)
 
 
 # --- Collections ----------------------------------------------------------------------

@@ -55,3 +55,26 @@ def test_the_form_refuses_bad_conversation_settings(creator, workspace):
     assert guess.status_code == 200
     assert "answer_mode" in guess.context["adminform"].form.errors
     assert not Challenge.objects.exists()
+
+
+def test_creators_list_their_sessions_and_reach_the_transcripts(creator, workspace, outsider):
+    from challenges.models import PlaySession
+    from challenges.services.sessions import session_open
+    from tests.factories import make_challenge, make_end_user
+
+    challenge = make_challenge(workspace=workspace, mode="conversation")
+    session = session_open(
+        challenge=challenge, end_user=make_end_user(workspace=workspace, external_id="dify-ada")
+    )
+    client = admin_client(creator)
+    listing = client.get("/admin/challenges/playsession/").content.decode()
+    assert "dify-ada" in listing
+    page = client.get(f"/admin/challenges/playsession/{session.pk}/change/").content.decode()
+    assert f"/sessions/{session.pk}/" in page
+    assert client.get(f"/sessions/{session.pk}/").status_code == 200
+    rival = admin_client(outsider)
+    assert rival.get(f"/admin/challenges/playsession/{session.pk}/change/").status_code in (
+        302,
+        404,
+    )
+    assert PlaySession.objects.count() == 1
