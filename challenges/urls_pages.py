@@ -1,6 +1,6 @@
 from django.urls import path
 
-from challenges import views, views_collections, views_scoreboard
+from challenges import views, views_collections, views_scoreboard, views_team_scoreboard
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -23,6 +23,11 @@ urlpatterns = [
         "scoreboard/<slug:workspace_slug>/standings",
         views_scoreboard.scoreboard_partial,
         name="scoreboard-partial",
+    ),
+    path(
+        "scoreboard/<slug:workspace_slug>/teams/",
+        views_team_scoreboard.team_scoreboard_page,
+        name="team-scoreboard",
     ),
     path("players/<str:end_user_id>/", views_scoreboard.player_page_view, name="player-page"),
     path("favicon.ico", views_scoreboard.favicon, name="favicon"),

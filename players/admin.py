@@ -276,7 +276,7 @@ class WorkspaceAdmin(WorkspaceScopedAdmin):
     workspace_field = None
     list_display = ("name", "slug", "created_at")
     search_fields = ("name", "slug")
-    fields = ("name", "slug", "created_at")
+    fields = ("name", "slug", "team_size_limit", "created_at")
     readonly_fields = ("created_at",)
     prepopulated_fields = {"slug": ("name",)}
     inlines = (MembershipInline,)
