@@ -6,7 +6,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api import Pagination
+from core.api import Pagination, StrictSerializer
 from players.teams.selectors import team_by_id, teams_of_account, workspace_for_teams
 from players.teams.serializers import TeamOutputSerializer, team_data
 from players.teams.services import (
@@ -32,7 +32,7 @@ def _team_response(request, team_id, *, status_code: int = status.HTTP_200_OK) -
 
 
 class TeamCreateApi(_PlayerApi):
-    class TeamCreateInputSerializer(serializers.Serializer):
+    class TeamCreateInputSerializer(StrictSerializer):
         workspace = serializers.CharField(max_length=100, help_text="Workspace id or slug")
         name = serializers.CharField(max_length=200)
 
@@ -48,7 +48,7 @@ class TeamCreateApi(_PlayerApi):
 
 
 class TeamJoinApi(_PlayerApi):
-    class TeamJoinInputSerializer(serializers.Serializer):
+    class TeamJoinInputSerializer(StrictSerializer):
         invite_code = serializers.CharField(max_length=40)
 
     @extend_schema(request=TeamJoinInputSerializer, responses=TeamOutputSerializer)

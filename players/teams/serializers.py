@@ -3,6 +3,7 @@
 from django.contrib.auth.models import AbstractBaseUser
 from rest_framework import serializers
 
+from core.api import StrictSerializer
 from players.models import Team
 from players.teams.selectors import team_has_member
 
@@ -48,7 +49,7 @@ class ConsoleTeamOutputSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-class TeamSettingsSerializer(serializers.Serializer):
+class TeamSettingsSerializer(StrictSerializer):
     workspace = serializers.CharField(source="slug", read_only=True)
     team_size_limit = serializers.IntegerField(
         min_value=0, max_value=100, help_text="Most players in one team; 0 turns teams off"

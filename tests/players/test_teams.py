@@ -134,6 +134,7 @@ def test_a_team_name_is_taken_once_per_workspace_whatever_its_case(arena):
         ({"workspace": "acme-red-team", "name": "   "}, "name"),
         ({"workspace": "acme-red-team", "name": "\u202eevil"}, "name"),
         ({"workspace": "acme-red-team", "name": "n" * 61}, "name"),
+        ({"workspace": "acme-red-team", "name": "Herrings", "captain": "eve"}, "captain"),
     ],
 )
 def test_bad_input_is_400_naming_the_field(arena, body, field):
