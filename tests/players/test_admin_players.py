@@ -21,6 +21,7 @@ def superuser():
 def workspace_form(workspace, memberships) -> dict:
     data = {
         "name": workspace.name,
+        "team_size_limit": str(workspace.team_size_limit),
         "memberships-TOTAL_FORMS": str(len(memberships)),
         "memberships-INITIAL_FORMS": str(len(memberships)),
         "memberships-MIN_NUM_FORMS": "0",

@@ -5,10 +5,11 @@ import re
 import pytest
 from django.test import Client
 
-from players.models import Team, TeamMember
+from players.models import Membership, Team, TeamMember
 from players.services import end_user_for_account
 from players.teams.services import team_create, team_join
 from tests.factories import make_challenge, make_player
+from tests.players.test_admin_players import workspace_form
 
 pytestmark = pytest.mark.django_db
 
@@ -149,5 +150,16 @@ def test_creators_see_their_workspaces_teams_and_removing_the_captain_hands_over
 
 
 def test_owners_set_the_team_size_limit_in_the_workspace_admin(arena, creator):
-    page = logged_in(creator).get(f"/admin/players/workspace/{arena.pk}/change/")
+    url = f"/admin/players/workspace/{arena.pk}/change/"
+    page = logged_in(creator).get(url)
     assert 'name="team_size_limit"' in page.content.decode()
+    owner = Membership.objects.get(user=creator)
+    form = workspace_form(arena, [(owner, "owner", False)])
+
+    too_big = logged_in(creator).post(url, {**form, "team_size_limit": "101"})
+    changed = logged_in(creator).post(url, {**form, "team_size_limit": "2"})
+
+    assert too_big.status_code == 200  # the form again, with the error
+    assert changed.status_code == 302
+    arena.refresh_from_db()
+    assert arena.team_size_limit == 2
