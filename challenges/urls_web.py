@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from challenges.api import collections, play, stream, team_scoreboard, web
+from challenges.api import collections, play, proofs, stream, team_scoreboard, web
 
 urlpatterns = [
     path(
@@ -47,4 +47,5 @@ urlpatterns = [
         collections.PublicCollectionLeaderboardApi.as_view(),
         name="web-collection-leaderboard",
     ),
+    path("proofs/<str:proof_id>", proofs.ProofDetailApi.as_view(), name="web-proof"),
 ]

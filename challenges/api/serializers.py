@@ -89,6 +89,7 @@ class SecretOutputSerializer(serializers.ModelSerializer):
 
 class AttemptOutputSerializer(serializers.ModelSerializer):
     end_user = serializers.SerializerMethodField()
+    proof_id = serializers.UUIDField(read_only=True, allow_null=True)
 
     class Meta:
         model = ChallengeAttempt
@@ -111,6 +112,7 @@ class AttemptOutputSerializer(serializers.ModelSerializer):
             "response_length",
             "source",
             "created_at",
+            "proof_id",
         )
 
     def get_end_user(self, attempt: ChallengeAttempt) -> dict:
