@@ -35,9 +35,12 @@ class Secret(models.Model):
 class ChallengeQuerySet(models.QuerySet):
     def active(self, now=None) -> "ChallengeQuerySet":
         now = now or timezone.now()
+        # The same window as Challenge.is_open: the challenge's own and its workspace's.
         return self.filter(is_active=True).filter(
             Q(starts_at__isnull=True) | Q(starts_at__lte=now),
             Q(ends_at__isnull=True) | Q(ends_at__gt=now),
+            Q(workspace__starts_at__isnull=True) | Q(workspace__starts_at__lte=now),
+            Q(workspace__ends_at__isnull=True) | Q(workspace__ends_at__gt=now),
         )
 
 
@@ -188,13 +191,22 @@ class Challenge(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def play_window(self) -> tuple:
+        """(starts, ends): the challenge's own window narrowed by its workspace's event
+        window; either may be None (open on that side)."""
+        workspace = self.workspace
+        starts = [moment for moment in (self.starts_at, workspace.starts_at) if moment]
+        ends = [moment for moment in (self.ends_at, workspace.ends_at) if moment]
+        return (max(starts) if starts else None, min(ends) if ends else None)
+
     def is_open(self, now=None) -> bool:
         now = now or timezone.now()
         if not self.is_active:
             return False
-        if self.starts_at and now < self.starts_at:
+        starts, ends = self.play_window()
+        if starts and now < starts:
             return False
-        return not (self.ends_at and now >= self.ends_at)
+        return not (ends and now >= ends)
 
 
 class ChallengeAttempt(models.Model):
@@ -232,6 +244,9 @@ class ChallengeAttempt(models.Model):
     response_length = models.PositiveIntegerField(default=0)
 
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.WEB)
+    # A success's place under the challenge's strategy (LeaderboardEntry.rank_value of the
+    # same standing): a frozen board picks each player's best attempt before the freeze.
+    rank_value = models.FloatField(null=True, blank=True)
     # Guess mode ranks a right guess by the prompt whose reply showed the player the secret.
     disclosed_secret = models.BooleanField(default=False, db_default=False)
     # A win's challenge configuration as it was when it was judged (challenges/proofs.py):

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from challenges.api import collections, play, proofs, stream, team_scoreboard, web
+from challenges.api import collections, play, proofs, scoreboard, stream, team_scoreboard, web
 
 urlpatterns = [
     path(
@@ -31,6 +31,11 @@ urlpatterns = [
         "challenges/<str:challenge_id>/attempts/stream",
         stream.AttemptStreamApi.as_view(),
         name="web-challenge-attempts-stream",
+    ),
+    path(
+        "scoreboard/<slug:workspace_slug>",
+        scoreboard.ScoreboardApi.as_view(),
+        name="web-scoreboard",
     ),
     path(
         "challenge-collections",

@@ -173,5 +173,10 @@ class LeaderboardRowSerializer(serializers.Serializer):
 class LeaderboardSerializer(serializers.Serializer):
     challenge_id = serializers.UUIDField()
     scoring_strategy = serializers.CharField()
+    frozen_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="While the event's scoreboard is frozen: the standings are as of this moment.",
+    )
+    bracket = serializers.CharField(allow_null=True, help_text="The bracket shown (slug), or null")
     limit = serializers.IntegerField()
     entries = LeaderboardRowSerializer(many=True)

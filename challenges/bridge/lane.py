@@ -415,6 +415,7 @@ async def _evaluate_and_record(
         workspace_id=key.workspace_id,
         challenge_id=challenge.id,
         challenge_updated_at=challenge.updated_at,
+        workspace_updated_at=challenge.workspace.updated_at,
         secret_ref=challenge.secret_ref,
         secret_updated_at=entry.secret_updated_at,
         identity_id=player.identity_id,

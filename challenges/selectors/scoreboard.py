@@ -10,10 +10,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Max, Q
 
-from challenges.models import Challenge, LeaderboardEntry
+from challenges.models import Challenge
 from challenges.scoring import POINTS_PER_SOLVE
+from challenges.selectors.standings import (
+    BoardView,
+    board_view,
+    solves_as_of,
+    standing_entries,
+)
 from players.models import EndUser, Workspace
 
 GRAPH_PLAYERS = 10
@@ -51,6 +58,8 @@ class PlayerPage:
     end_user_id: str
     player: str
     workspace: Workspace
+    # Shown to others as of this moment (the freeze); None: every solve.
+    frozen_at: datetime | None
     solves: list[PlayerSolve]
 
     @property
@@ -62,10 +71,8 @@ def _public_name(display_name: str, external_id: str) -> str:
     return EndUser(display_name=display_name, external_id=external_id).public_name
 
 
-def _public_entries(workspace: Workspace):
-    return LeaderboardEntry.objects.filter(
-        challenge__workspace=workspace, challenge__is_active=True
-    )
+def _public_entries(workspace: Workspace, view: BoardView | None):
+    return solves_as_of(view=view).filter(challenge__workspace=workspace, challenge__is_active=True)
 
 
 def scoreboard_workspaces() -> list[Workspace]:
@@ -75,13 +82,19 @@ def scoreboard_workspaces() -> list[Workspace]:
     )
 
 
-def scoreboard_standings(*, workspace: Workspace, limit: int) -> list[ScoreboardRow]:
+def scoreboard_standings(
+    *, workspace: Workspace, limit: int | None, view: BoardView | None = None
+) -> list[ScoreboardRow]:
+    """The top `limit` players (None: all) as `view` shows them (None: live, every bracket;
+    challenges/selectors/standings.py)."""
     rows = (
-        _public_entries(workspace)
+        _public_entries(workspace, view)
         .values("end_user_id", "end_user__display_name", "end_user__external_id")
         .annotate(solves=Count("id"), last_solve_at=Max("first_succeeded_at"))
-        .order_by("-solves", "last_solve_at", "end_user_id")[:limit]
+        .order_by("-solves", "last_solve_at", "end_user_id")
     )
+    if limit is not None:
+        rows = rows[:limit]
     return [
         ScoreboardRow(
             rank=position,
@@ -96,13 +109,13 @@ def scoreboard_standings(*, workspace: Workspace, limit: int) -> list[Scoreboard
 
 
 def scoreboard_timelines(
-    *, workspace: Workspace, standings: list[ScoreboardRow]
+    *, workspace: Workspace, standings: list[ScoreboardRow], view: BoardView | None = None
 ) -> list[ScoreTimeline]:
     """When each of the top players solved each challenge, in standing order."""
     leaders = standings[:GRAPH_PLAYERS]
     solved_at: dict[str, list[datetime]] = {row.end_user_id: [] for row in leaders}
     for end_user_id, moment in (
-        _public_entries(workspace)
+        _public_entries(workspace, view)
         .filter(end_user_id__in=[row.end_user_id for row in leaders])
         .order_by("first_succeeded_at")
         .values_list("end_user_id", "first_succeeded_at")
@@ -125,8 +138,10 @@ def scoreboard_challenge_ids(*, workspace: Workspace) -> list[str]:
     ]
 
 
-def player_page(*, end_user_id: Any) -> PlayerPage | None:
-    """A player's solves on public challenges; None for an unknown or malformed id."""
+def player_page(*, end_user_id: Any, viewer: AbstractBaseUser | None = None) -> PlayerPage | None:
+    """A player's solves on public challenges; None for an unknown or malformed id, or
+    when `viewer` may not see the workspace's boards. The player themself sees every solve;
+    anyone else sees them as the boards do (up to the freeze)."""
     try:
         end_user_uuid = uuid.UUID(str(end_user_id))
     except ValueError:
@@ -134,10 +149,23 @@ def player_page(*, end_user_id: Any) -> PlayerPage | None:
     end_user = EndUser.objects.select_related("workspace").filter(id=end_user_uuid).first()
     if end_user is None:
         return None
-    entries = (
-        LeaderboardEntry.objects.filter(end_user=end_user, challenge__is_active=True)
+    own = (
+        viewer is not None
+        and viewer.is_authenticated
+        and end_user.account_id is not None
+        and end_user.account_id == viewer.pk
+    )
+    view = None
+    if not own:
+        view = board_view(workspace=end_user.workspace, viewer=viewer)
+        if not view.shown:
+            return None
+    entries = list(
+        solves_as_of(view=view)
+        .filter(end_user=end_user, challenge__is_active=True)
         .select_related("challenge")
         .only(
+            "challenge_id",
             "first_succeeded_at",
             "tokens_total",
             "elapsed_ms",
@@ -147,18 +175,32 @@ def player_page(*, end_user_id: Any) -> PlayerPage | None:
         )
         .order_by("first_succeeded_at")
     )
+    # While frozen, the numbers are those of the best solve made by the freeze.
+    measured = {
+        entry.challenge_id: (entry.tokens_total, entry.elapsed_ms, entry.judge_rating)
+        for entry in entries
+    }
+    if view is not None and view.cutoff is not None and entries:
+        frozen = standing_entries(
+            view=view, challenge_ids=[entry.challenge_id for entry in entries]
+        ).filter(end_user=end_user)
+        for challenge_id, *numbers in frozen.values_list(
+            "challenge_id", "tokens_total", "elapsed_ms", "judge_rating"
+        ):
+            measured[challenge_id] = tuple(numbers)
     return PlayerPage(
         end_user_id=str(end_user.id),
         player=end_user.public_name,
         workspace=end_user.workspace,
+        frozen_at=view.cutoff if view is not None else None,
         solves=[
             PlayerSolve(
                 challenge_name=entry.challenge.name,
                 challenge_slug=entry.challenge.slug,
                 solved_at=entry.first_succeeded_at,
-                tokens_total=entry.tokens_total,
-                elapsed_ms=entry.elapsed_ms,
-                judge_rating=entry.judge_rating,
+                tokens_total=measured[entry.challenge_id][0],
+                elapsed_ms=measured[entry.challenge_id][1],
+                judge_rating=measured[entry.challenge_id][2],
             )
             for entry in entries
         ],

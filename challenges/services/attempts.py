@@ -62,6 +62,7 @@ def attempt_build(
         workflow_run_id=workflow_run_id,
         succeeded=verdict.passed,
         score=standing.score if verdict.passed else None,
+        rank_value=standing.rank_value if verdict.passed else None,
         judge_rating=verdict.rating,
         judge_feedback=redact_secrets(verdict.feedback, [secret]),
         judge_output_raw=redact_secrets_in_json(verdict.raw, [secret]),
@@ -247,6 +248,7 @@ def leaderboard_rebuild(*, challenge: Challenge) -> int:
         .iterator(chunk_size=2000)
     )
     best: dict[Any, LeaderboardEntry] = {}
+    reranked: list[ChallengeAttempt] = []
     for attempt in successes:
         standing = standing_for(
             challenge.scoring_strategy,
@@ -255,6 +257,9 @@ def leaderboard_rebuild(*, challenge: Challenge) -> int:
             judge_rating=attempt.judge_rating,
             custom_score=attempt.score,
         )
+        if attempt.rank_value != standing.rank_value:
+            attempt.rank_value = standing.rank_value
+            reranked.append(attempt)
         current = best.get(attempt.end_user_id)
         if current is None:
             best[attempt.end_user_id] = LeaderboardEntry(
@@ -278,6 +283,8 @@ def leaderboard_rebuild(*, challenge: Challenge) -> int:
             current.tokens_total = attempt.tokens_total
             current.elapsed_ms = attempt.elapsed_ms
     LeaderboardEntry.objects.bulk_create(best.values(), batch_size=2000)
+    # Frozen boards rank attempts by their own rank_value (challenges/selectors/standings.py).
+    ChallengeAttempt.objects.bulk_update(reranked, ["rank_value"], batch_size=2000)
     # The re-ranked board replaces the cached one and reaches the open pages.
     leaderboard_push_on_commit(challenge_id=challenge.id)
     return len(best)
