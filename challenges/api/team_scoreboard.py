@@ -6,6 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from challenges.scoring import POINTS_PER_SOLVE
+from challenges.selectors.standings import board_view
 from challenges.selectors.team_scoreboard import team_scoreboard, team_scoreboard_workspace
 from core.api import leaderboard_limit
 from core.errors import NotFoundError
@@ -30,6 +31,10 @@ class TeamRowSerializer(serializers.Serializer):
 
 class TeamScoreboardSerializer(serializers.Serializer):
     workspace = serializers.CharField()
+    frozen_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="While the event's scoreboard is frozen: the standings are as of this moment.",
+    )
     points_per_solve = serializers.IntegerField()
     teams = TeamRowSerializer(many=True)
 
@@ -42,11 +47,13 @@ class TeamScoreboardApi(APIView):
     def get(self, request, workspace_slug):
         limit = leaderboard_limit(request)
         workspace = team_scoreboard_workspace(workspace_slug=workspace_slug)
-        if workspace is None:
+        view = board_view(workspace=workspace, viewer=request.user) if workspace else None
+        if view is None or not view.shown:
             raise NotFoundError("No team scoreboard for this workspace.")
-        rows = team_scoreboard(workspace=workspace, limit=limit)
-        return Response(
-            TeamScoreboardSerializer(
-                {"workspace": workspace.slug, "points_per_solve": POINTS_PER_SOLVE, "teams": rows}
-            ).data
-        )
+        board = {
+            "workspace": workspace.slug,
+            "frozen_at": view.cutoff,
+            "points_per_solve": POINTS_PER_SOLVE,
+            "teams": team_scoreboard(workspace=workspace, limit=limit, view=view),
+        }
+        return Response(TeamScoreboardSerializer(board).data)

@@ -3,6 +3,10 @@ once for the team, at the earliest solve among its members, worth POINTS_PER_SOL
 the site scoreboard (challenges.selectors.scoreboard). A team's solves are its current
 members' board rows: a player who leaves takes theirs along.
 
+The freeze and the board visibility are the site scoreboard's (challenges/selectors/
+standings.py): `view` says what the viewer is shown, and a frozen view counts only the
+solves made by the freeze. Team standings are not split by bracket (a team may mix them).
+
 What a team shows is its solve list (which challenge, when) and its members' public names;
 no attempt, prompt, reply or per-player secret of a member is read here.
 """
@@ -13,9 +17,10 @@ from datetime import datetime
 
 from django.db.models import Min
 
-from challenges.models import Challenge, LeaderboardEntry
+from challenges.models import Challenge
 from challenges.scoring import POINTS_PER_SOLVE
 from challenges.selectors.scoreboard import scoreboard_workspaces
+from challenges.selectors.standings import BoardView, solves_as_of
 from players.models import Team, Workspace
 from players.teams.selectors import teams_with_members
 
@@ -53,11 +58,12 @@ def team_scoreboard_workspace(*, workspace_slug: str) -> Workspace | None:
     return workspace
 
 
-def _first_solves(workspace: Workspace) -> dict[str, dict[str, datetime]]:
+def _first_solves(workspace: Workspace, view: BoardView | None) -> dict[str, dict[str, datetime]]:
     """{team id: {challenge id: earliest solve by a member}} in one query, counted on the
-    public challenges the site scoreboard counts."""
+    public challenges the site scoreboard counts, as `view` shows them."""
     rows = (
-        LeaderboardEntry.objects.filter(
+        solves_as_of(view=view)
+        .filter(
             challenge__workspace=workspace,
             challenge__is_active=True,
             end_user__team_member__isnull=False,
@@ -73,10 +79,12 @@ def _first_solves(workspace: Workspace) -> dict[str, dict[str, datetime]]:
     return solves
 
 
-def team_scoreboard(*, workspace: Workspace, limit: int) -> list[TeamRow]:
+def team_scoreboard(
+    *, workspace: Workspace, limit: int, view: BoardView | None = None
+) -> list[TeamRow]:
     """Every team of the workspace, most solves first; ties go to the team that reached
-    its score first, then to the older team."""
-    solves = _first_solves(workspace)
+    its score first, then to the older team. `view` None: live (creators)."""
+    solves = _first_solves(workspace, view)
     teams: list[Team] = list(teams_with_members(workspace=workspace))
     challenges = {
         str(pk): (name, slug)

@@ -218,6 +218,6 @@ def team_size_limit_set(*, workspace: Workspace, team_size_limit: int) -> Worksp
     if not 0 <= team_size_limit <= TEAM_SIZE_LIMIT_MAX:
         message = f"Use 0 (teams off) to {TEAM_SIZE_LIMIT_MAX}."
         raise ApplicationError(message, fields={"team_size_limit": [message]})
-    Workspace.objects.filter(pk=workspace.pk).update(team_size_limit=team_size_limit)
     workspace.team_size_limit = team_size_limit
+    workspace.save(update_fields=["team_size_limit", "updated_at"])
     return workspace

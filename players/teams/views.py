@@ -31,7 +31,7 @@ class WorkspaceTeam:
     workspace: Workspace
     team: Team | None
     is_captain: bool
-    has_standings: bool  # teams on and a public challenge: the team scoreboard exists
+    has_standings: bool  # the team standings exist and are public
 
 
 @require_GET
@@ -53,7 +53,11 @@ def teams_page(request: HttpRequest) -> HttpResponse:
                 workspace=workspace,
                 team=team,
                 is_captain=bool(captain and captain.end_user.account_id == request.user.pk),
-                has_standings=workspace in with_standings,
+                # Who sees a players-only or hidden board is the standings rule's to say
+                # (challenges.selectors.standings); from here only public ones are linked,
+                # and the site scoreboard links the others for those it shows them to.
+                has_standings=workspace in with_standings
+                and workspace.board_visibility == Workspace.BoardVisibility.PUBLIC,
             )
         )
     response = render(request, "players/teams.html", {"rows": rows})

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from challenges.models import LeaderboardEntry
 from challenges.services.challenges import challenge_update
+from players.events import workspace_event_update, workspace_freeze_lift
 from players.services import end_user_for_account
 from players.teams.services import team_create, team_join, team_leave, team_size_limit_set
 from tests.conftest import client_for
@@ -180,3 +181,55 @@ def test_unknown_workspaces_and_teams_off_are_404(event, other_workspace):
     assert f"/scoreboard/{other_workspace.slug}/teams/" not in other_board
     assert client_for().get(f"/web/api/scoreboard/{slug}/teams?limit=0").status_code == 400
     assert len(client_for().get(f"/web/api/scoreboard/{slug}/teams?limit=1").json()["teams"]) == 1
+
+
+def test_a_frozen_scoreboard_freezes_the_team_standings_on_every_channel(event):
+    workspace = event["workspace"]
+    win(event["vault"], event["players"]["ada"], minutes=10)
+    win(event["maze"], event["players"]["linus"], minutes=40)
+    workspace_event_update(workspace=workspace, freeze_at=START + timedelta(minutes=20))
+    member = Client()
+    member.force_login(event["accounts"]["linus"])
+
+    frozen = client_for(event["accounts"]["linus"]).get(
+        f"/web/api/scoreboard/{workspace.slug}/teams"
+    )
+    page = member.get(f"/scoreboard/{workspace.slug}/teams/").content.decode()
+
+    assert frozen.json()["frozen_at"] is not None
+    assert {t["team"]: t["solves"] for t in frozen.json()["teams"]} == {
+        "Herrings": 1,
+        "Whales": 0,
+    }
+    assert "Standings frozen at" in page
+    assert "Maze" not in page
+    workspace_freeze_lift(workspace=workspace)
+    lifted = client_for().get(f"/web/api/scoreboard/{workspace.slug}/teams").json()
+    assert lifted["frozen_at"] is None
+    assert {t["team"]: t["solves"] for t in lifted["teams"]} == {"Herrings": 1, "Whales": 1}
+
+
+def test_team_standings_follow_the_board_visibility(event):
+    workspace = event["workspace"]
+    path, api_path = (
+        f"/scoreboard/{workspace.slug}/teams/",
+        f"/web/api/scoreboard/{workspace.slug}/teams",
+    )
+    member = Client()
+    member.force_login(event["accounts"]["ada"])
+    stranger = make_player("stranger@example.com")
+
+    workspace_event_update(workspace=workspace, board_visibility="players")
+    assert Client().get(path).status_code == 404
+    assert client_for(stranger).get(api_path).status_code == 404
+    assert member.get(path).status_code == 200
+    assert client_for(event["accounts"]["ada"]).get(api_path).status_code == 200
+
+    workspace_event_update(workspace=workspace, board_visibility="hidden")
+    hidden = member.get(path)
+    assert hidden.status_code == 404
+    assert "data-board-not-shown" in hidden.content.decode()
+    assert "Herrings" not in hidden.content.decode()
+    assert client_for(event["accounts"]["ada"]).get(api_path).status_code == 404
+    # The Team page links only public standings, so its links always land.
+    assert path not in member.get("/teams/").content.decode()
