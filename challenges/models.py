@@ -71,6 +71,11 @@ class Challenge(models.Model):
         OUTPUT = "output"
         GUESS = "guess"
 
+    class CopyPolicy(models.TextChoices):
+        OFF = "off"
+        FLAG = "flag", "flag near-copies"
+        REFUSE = "refuse", "refuse near-copies"
+
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="challenges")
     app_id = models.CharField(max_length=64, blank=True, help_text="Dify app id.")
@@ -141,6 +146,21 @@ class Challenge(models.Model):
         default=False,
         help_text="Keep failed attempts' prompts and replies (masked) for research and exports.",
     )
+    # SPEC §10 Copies: a winning prompt this close to another player's earlier win.
+    copy_policy = models.CharField(
+        max_length=10,
+        choices=CopyPolicy.choices,
+        default=CopyPolicy.OFF,
+        db_default=CopyPolicy.OFF,
+        help_text="What to do with a win whose prompt is a near-copy of another player's "
+        "earlier winning prompt: nothing, record it flagged, or refuse it.",
+    )
+    copy_threshold = models.FloatField(
+        default=0.8,
+        db_default=0.8,
+        help_text="Trigram similarity (above 0, up to 1) from which a prompt is a near-copy; "
+        "0.8 catches lightly reworded copies; 1 only prompts made of the same words.",
+    )
 
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
@@ -185,6 +205,14 @@ class Challenge(models.Model):
                 | Q(ends_at__isnull=True)
                 | Q(ends_at__gt=models.F("starts_at")),
                 name="challenge_window_ordered",
+            ),
+            models.CheckConstraint(
+                condition=Q(copy_policy__in=["off", "flag", "refuse"]),
+                name="challenge_copy_policy_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(copy_threshold__gt=0, copy_threshold__lte=1),
+                name="challenge_copy_threshold_range",
             ),
         ]
 
@@ -253,6 +281,12 @@ class ChallengeAttempt(models.Model):
     # its signed proof names it, and a replay checks it still holds.
     config_sha256 = models.CharField(max_length=64, blank=True, default="", db_default="")
     idempotency_key = models.CharField(max_length=200, null=True, blank=True)
+    # A flagged near-copy (SPEC §10 Copies): the other player's earlier win it is closest
+    # to, and the trigram similarity of the two prompts. Creators' views only.
+    near_copy_of = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
+    )
+    near_copy_similarity = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -261,6 +295,12 @@ class ChallengeAttempt(models.Model):
             models.Index(fields=["challenge", "-created_at"], name="attempt_challenge_recent"),
             models.Index(
                 fields=["challenge", "end_user", "-created_at"], name="attempt_player_recent"
+            ),
+            # Partial: the few flagged rows only, so an ordinary insert adds no entry.
+            models.Index(
+                fields=["near_copy_of"],
+                condition=Q(near_copy_of__isnull=False),
+                name="attempt_near_copies",
             ),
         ]
         constraints = [
@@ -298,6 +338,31 @@ class AttemptOwnText(models.Model):
 
     def __str__(self) -> str:
         return f"Own text of {self.attempt_id}"
+
+
+class WinningPrompt(models.Model):
+    """A win's prompt as the near-copy check compares it (SPEC §10 Copies): the stored,
+    masked prompt normalised like the `contains` rule. Its trigram index (pg_trgm, GIN,
+    made by migration 0011 on PostgreSQL) makes the check one indexed query."""
+
+    attempt = models.OneToOneField(
+        ChallengeAttempt, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    # Indexed by winning_prompt_challenge, which starts with it.
+    challenge = models.ForeignKey(
+        Challenge, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    end_user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="+")
+    text = models.TextField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["challenge", "created_at"], name="winning_prompt_challenge"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Winning prompt of {self.attempt_id}"
 
 
 class ProofKey(models.Model):

@@ -7,7 +7,8 @@ statement recording delivery and attempt (`recording.py`), then a win's signed p
 (`proof_issue_for_attempt`); a win that a live board shows, or that writes an event, is
 recorded by the full path's `evaluation_finish`.
 Anything else is handed to Django unchanged — a signed call, an inline rule, an llm-judge
-or plugin challenge, a level of an in-order collection, a player over the hourly limit, a
+or plugin challenge, a level of an in-order collection, a challenge that checks wins for
+near-copies (`copy_policy`, SPEC §10), a player over the hourly limit, a
 field the DRF serializer would reshape or refuse, a stale cache — so errors and rare
 cases keep exactly one implementation.
 
@@ -272,6 +273,10 @@ def _lane_takes(entry: _Challenge) -> bool:
     challenge = entry.challenge
     return (
         not entry.leveled
+        # The near-copy check runs where Django's path records a win (attempt_record); a
+        # policy changed since this was cached changes `updated_at`, which the recording
+        # statement re-checks.
+        and challenge.copy_policy == Challenge.CopyPolicy.OFF
         and challenge.evaluator_type == Challenge.EvaluatorType.RULES
         and challenge.scoring_strategy != "custom"
         and challenge.is_open()

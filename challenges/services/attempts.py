@@ -15,6 +15,7 @@ from challenges.live import (
 from challenges.models import AttemptOwnText, Challenge, ChallengeAttempt, LeaderboardEntry
 from challenges.proofs import challenge_config_sha256
 from challenges.scoring import Standing, standing_for
+from challenges.services.copies import near_copy_check, winning_prompt_remember
 from challenges.services.proofs import proof_issue, proof_key_current
 from challenges.services.secrets import secret_value_for
 from core.errors import ApplicationError
@@ -106,7 +107,9 @@ def attempt_record(
 
     `own_text` (prompt or guess, reply) is kept, masked, for the player's own history when
     the attempt row does not keep its text. With an idempotency key already used in the
-    workspace, the first attempt is returned and nothing is written.
+    workspace, the first attempt is returned and nothing is written. A win that is a
+    near-copy of another player's earlier one is refused (409 `near_copy`, nothing
+    written) or flagged, as the challenge's `copy_policy` says (SPEC §10).
     """
     secret = secret_value_for(challenge=challenge, end_user=end_user)
     attempt, standing = attempt_build(
@@ -129,7 +132,12 @@ def attempt_record(
     proof_key = proof_key_current(workspace_id=challenge.workspace_id) if verdict.passed else None
     try:
         with transaction.atomic():
+            if verdict.passed:
+                # First: a refused near-copy leaves no attempt, board change, event or proof.
+                near_copy_check(attempt=attempt)
             attempt.save(force_insert=True)
+            if verdict.passed:
+                winning_prompt_remember(attempt=attempt)
             if own_text and any(own_text) and not attempt.prompt:
                 AttemptOwnText.objects.create(
                     attempt=attempt,
