@@ -40,6 +40,7 @@ from challenges.models import (
     ChallengeAttempt,
     ChallengeCollection,
     CollectionItem,
+    ModelPrice,
     PlaySession,
     Secret,
 )
@@ -47,6 +48,7 @@ from challenges.modes import play_mode_settings
 from challenges.selectors.challenge_stats import challenges_with_play_stats
 from challenges.services.bridge_keys import bridge_key_create, bridge_key_revoke
 from challenges.services.challenges import (
+    BUDGET_FIELDS,
     CHALLENGE_FIELDS,
     challenge_create,
     challenge_delete,
@@ -321,6 +323,21 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                     "fields": (("copy_policy", "copy_threshold"),),
                 },
             ),
+            (
+                "Budget",
+                {
+                    "classes": ("collapse",),
+                    "description": "Attempts start only while each budget set here has "
+                    "something left (tokens, or money at the workspace's model prices); then "
+                    "the challenge pauses, or plays on with the fallback model (see "
+                    "docs/budgets.md).",
+                    "fields": (
+                        ("budget_tokens", "budget_cost"),
+                        ("player_budget_tokens", "player_budget_cost"),
+                        "fallback_target",
+                    ),
+                },
+            ),
             ("Theme", {"classes": ("collapse",), "description": _THEME_HELP, "fields": ("theme",)}),
             (
                 "Advanced",
@@ -363,7 +380,9 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                 value=form.cleaned_data["new_secret_value"],
             )
         fields = {
-            name: form.cleaned_data[name] for name in CHALLENGE_FIELDS if name in form.cleaned_data
+            name: form.cleaned_data[name]
+            for name in (*CHALLENGE_FIELDS, *BUDGET_FIELDS)
+            if name in form.cleaned_data
         }
         if change:
             # The form already copied its values onto `obj`; the service compares against
@@ -470,6 +489,18 @@ class SecretAdmin(WorkspaceScopedAdmin):
         secret_delete(secret=obj)
 
 
+# --- Prices ---------------------------------------------------------------------------
+
+
+@admin.register(ModelPrice)
+class ModelPriceAdmin(WorkspaceScopedAdmin):
+    list_display = ("model", "input_per_1k", "output_per_1k", "currency", "workspace")
+    list_filter = (_by_workspace,)
+    search_fields = ("model",)
+    list_select_related = ("workspace",)
+    fields = ("workspace", "model", "input_per_1k", "output_per_1k", "currency")
+
+
 # --- Attempts -------------------------------------------------------------------------
 
 
@@ -484,6 +515,7 @@ class ChallengeAttemptAdmin(WorkspaceScopedAdmin):
         "score",
         "judge_rating",
         "tokens_total",
+        "cost",
         "elapsed_ms",
         "source",
         "prompt_kept",
@@ -508,6 +540,7 @@ class ChallengeAttemptAdmin(WorkspaceScopedAdmin):
         "judge_feedback",
         "judge_output",
         "tokens_total",
+        "cost",
         "elapsed_ms",
         "prompt",
         "response",

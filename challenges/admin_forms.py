@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 from django.forms.models import BaseInlineFormSet
 
 from challenges.models import BridgeKey, Challenge, ChallengeCollection, Secret
-from challenges.services.challenges import CHALLENGE_FIELDS
+from challenges.services.challenges import BUDGET_FIELDS, CHALLENGE_FIELDS
 from challenges.services.collections import COLLECTION_FIELDS, collection_errors
 from challenges.validation import challenge_errors
 from core.parsers import CheckedJSONDecoder, JsonBodyError, json_loads
@@ -231,6 +231,7 @@ class ChallengeAdminForm(forms.ModelForm):
         fields = (
             "workspace",
             *(name for name in CHALLENGE_FIELDS if name not in ("judge_config", "defences")),
+            *BUDGET_FIELDS,
         )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

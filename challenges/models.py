@@ -194,6 +194,33 @@ class Challenge(models.Model):
         blank=True,
         help_text="Conversation: the tokens a session may use; empty means no budget.",
     )
+    # Budgets (docs/budgets.md): an attempt starts only while each set one has something left.
+    budget_tokens = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="Tokens all players together may use here."
+    )
+    budget_cost = models.DecimalField(
+        max_digits=14,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        help_text="Money all players together may spend here, at the model prices.",
+    )
+    player_budget_tokens = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="Tokens each player may use here."
+    )
+    player_budget_cost = models.DecimalField(
+        max_digits=14,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        help_text="Money each player may spend here.",
+    )
+    fallback_target = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="When a budget is spent, play on with this model instead of pausing: "
+        "'offline', or 'openai/<model>' on the configured endpoint.",
+    )
 
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
@@ -302,6 +329,8 @@ class ChallengeAttempt(models.Model):
     judge_feedback = models.TextField(blank=True)
     judge_output_raw = models.JSONField(null=True, blank=True)
     tokens_total = models.PositiveIntegerField(null=True, blank=True)
+    # What the model calls of the attempt cost at the workspace's prices (docs/budgets.md).
+    cost = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
     elapsed_ms = models.PositiveIntegerField(null=True, blank=True)
 
     # Kept in full only on success; a failed attempt keeps a fingerprint and a length.
@@ -401,6 +430,7 @@ class PlaySession(models.Model):
     state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN)
     turns_count = models.PositiveIntegerField(default=0)
     tokens_total = models.PositiveIntegerField(default=0)
+    cost = models.DecimalField(max_digits=14, decimal_places=6, default=0)
     # The model's time over every turn; a `fastest` win ranks by it.
     elapsed_ms = models.PositiveIntegerField(default=0)
     # A Dify chatflow's conversation (the bridge records its turns here).
@@ -445,6 +475,7 @@ class SessionTurn(models.Model):
     prompt = models.TextField(blank=True)
     response = models.TextField(blank=True)
     tokens_total = models.PositiveIntegerField(null=True, blank=True)
+    cost = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
     elapsed_ms = models.PositiveIntegerField(null=True, blank=True)
     succeeded = models.BooleanField(default=False)
     judge_rating = models.IntegerField(null=True, blank=True)
@@ -691,3 +722,77 @@ class CollectionItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.position}. {self.challenge.name}"
+
+
+class ModelPrice(models.Model):
+    """What a model costs a workspace per 1k tokens (SPEC §10 Prices and budgets). `model` is
+    a challenge's `target_model` (or its target, e.g. `offline`) or a judge's `provider/model`."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    model = models.CharField(max_length=200)
+    input_per_1k = models.DecimalField(max_digits=12, decimal_places=6)
+    output_per_1k = models.DecimalField(max_digits=12, decimal_places=6)
+    currency = models.CharField(max_length=3, default="USD")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["model"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "model"], name="model_price_unique"),
+            models.CheckConstraint(
+                condition=Q(input_per_1k__gte=0) & Q(output_per_1k__gte=0),
+                name="model_price_not_negative",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model}: {self.input_per_1k}/{self.output_per_1k} {self.currency} per 1k"
+
+
+class Spend(models.Model):
+    """What was really used, per scope: the workspace (no challenge), a challenge (no player)
+    and a player on a challenge. Settled in the transaction that records the use."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    challenge = models.ForeignKey(
+        Challenge, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    end_user = models.ForeignKey(
+        EndUser, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    tokens = models.PositiveBigIntegerField(default=0)
+    cost = models.DecimalField(max_digits=16, decimal_places=6, default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "challenge", "end_user"],
+                nulls_distinct=False,
+                name="spend_unique_scope",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Spend {self.tokens} tokens, {self.cost}"
+
+
+class BudgetHold(models.Model):
+    """An attempt's reservation of its estimated use while its model call runs: counted as
+    used by the check of every other attempt, replaced by the real use when it is recorded,
+    deleted when it fails, and ignored once expired (a process that died mid-call)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="+")
+    end_user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="+")
+    tokens = models.PositiveBigIntegerField()
+    cost = models.DecimalField(max_digits=16, decimal_places=6)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["challenge", "expires_at"], name="budget_hold_challenge")]
+
+    def __str__(self) -> str:
+        return f"Hold of {self.tokens} tokens until {self.expires_at}"

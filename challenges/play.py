@@ -15,6 +15,7 @@ from challenges.models import Challenge, ChallengeAttempt, Secret
 from challenges.selectors.leaderboards import leaderboard_rank
 from challenges.selectors.levels import level_locked_reason
 from challenges.services.attempts import attempt_record
+from challenges.services.budgets import Meter, budget_hold, budget_release
 from challenges.services.defences import (
     DefenceFired,
     input_defence_fired,
@@ -163,6 +164,8 @@ class PlayPlan:
     secret: str | None
     system_prompt: str
     target_config: TargetConfig
+    # How the attempt's use is priced and counted, and its budget hold (docs/budgets.md).
+    meter: Meter | None = None
 
 
 def _play_plan(*, challenge: Challenge, account: AbstractBaseUser) -> PlayPlan:
@@ -197,19 +200,31 @@ def play_record(
     defence: DefenceFired | None = None,
     answer: str = "",
 ) -> PlayResult:
-    attempt = attempt_record(
-        challenge=plan.challenge,
-        end_user=plan.end_user,
-        verdict=verdict,
-        prompt=prompt,
-        response=reply.text,
-        tokens_total=reply.tokens_total,
-        elapsed_ms=reply.elapsed_ms,
-        source=source,
-        custom_score=custom_score,
-        disclosed_secret=_reply_disclosed(plan=plan, prompt=prompt, reply=reply),
-        own_text=(prompt or answer, reply.text),
+    meter = plan.meter
+    cost = (
+        meter.cost(tokens_total=reply.tokens_total, input_text=plan.system_prompt + prompt)
+        if meter
+        else None
     )
+    try:
+        attempt = attempt_record(
+            challenge=plan.challenge,
+            end_user=plan.end_user,
+            verdict=verdict,
+            prompt=prompt,
+            response=reply.text,
+            tokens_total=reply.tokens_total,
+            elapsed_ms=reply.elapsed_ms,
+            source=source,
+            custom_score=custom_score,
+            disclosed_secret=_reply_disclosed(plan=plan, prompt=prompt, reply=reply),
+            own_text=(prompt or answer, reply.text),
+            cost=cost,
+            meter=meter,
+        )
+    finally:
+        # Settled with the attempt; a refused or repeated one leaves its hold to drop here.
+        budget_release(meter)
     # SPEC §4c "the win is seen": only the player whose attempt drew the secret out gets
     # the reply as the model gave it; what is stored and shown to anyone else is masked.
     # In guess mode the player reads the secret out of their own reply and types it in.
@@ -336,10 +351,23 @@ def play_start(
     )
     try:
         _check_rate_limits(challenge=challenge, account=account, ip=ip)
-        return _play_plan(challenge=challenge, account=account), claim
+        return plan_metered(_play_plan(challenge=challenge, account=account), prompt=prompt), claim
     except BaseException:
         in_flight_release(claim)
         raise
+
+
+def plan_metered(plan: PlayPlan, *, prompt: str, history_text: str = "") -> PlayPlan:
+    """The plan with its budget hold taken (402 `budget_spent` when a budget is spent and
+    the creator set no fallback model) and the target that is then asked."""
+    meter, config = budget_hold(
+        challenge=plan.challenge,
+        end_user=plan.end_user,
+        input_text=plan.system_prompt + history_text + prompt,
+        config=plan.target_config,
+        expiry_seconds=in_flight_expiry_seconds(),
+    )
+    return dataclasses.replace(plan, meter=meter, target_config=config)
 
 
 async def attempt_play_async(
@@ -367,6 +395,9 @@ async def attempt_play_async(
             reply, verdict = refused_reply(defence, reply=None, prompt=prompt)
         else:
             reply, verdict, defence, custom_score = await _ask_and_judge(plan=plan, prompt=prompt)
+    except BaseException:
+        await run_orm(budget_release, plan.meter)
+        raise
     finally:
         await run_orm(in_flight_release, claim)
     return await run_orm(

@@ -29,6 +29,7 @@ from challenges.play import (
     reply_with_wall_time,
     target_failed,
 )
+from challenges.services.budgets import budget_release
 from challenges.services.defences import input_defence_fired
 from core.disguises import base64_run_growing
 from core.ratelimit import InFlightClaim, in_flight_claim, in_flight_release
@@ -173,7 +174,11 @@ async def attempt_play_stream(*, started: StartedPlay) -> AsyncIterator[str | Pl
         )
         return
     reply: TargetReply | None = None
-    claim = await run_orm(play_claim, account_key=started.account_key)
+    try:
+        claim = await run_orm(play_claim, account_key=started.account_key)
+    except BaseException:
+        await run_orm(budget_release, plan.meter)
+        raise
     try:
         async for piece in reply_stream_masked(plan=plan, prompt=prompt):
             if isinstance(piece, TargetReply):
@@ -183,6 +188,10 @@ async def attempt_play_stream(*, started: StartedPlay) -> AsyncIterator[str | Pl
         reply, verdict, defence, custom_score = await reply_judge(
             plan=plan, prompt=prompt, reply=reply
         )
+    except BaseException:
+        # A failed call or a reader gone: nothing is recorded, so nothing stays held.
+        await run_orm(budget_release, plan.meter)
+        raise
     finally:
         await run_orm(in_flight_release, claim)
     yield await run_orm(

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from challenges.api import bridge_keys, collections, console, scoreboard
+from challenges.api import bridge_keys, budgets, collections, console, scoreboard
 
 urlpatterns = [
     path("challenges", console.ChallengeListCreateApi.as_view(), name="console-challenges"),
@@ -39,6 +39,8 @@ urlpatterns = [
         collections.CollectionChallengesApi.as_view(),
         name="console-collection-challenges",
     ),
+    path("model-prices", budgets.ModelPriceListCreateApi.as_view(), name="console-model-prices"),
+    path("spend", budgets.SpendApi.as_view(), name="console-spend"),
     path("bridge-keys", bridge_keys.BridgeKeyListCreateApi.as_view(), name="console-bridge-keys"),
     path(
         "bridge-keys/<str:key_id>",

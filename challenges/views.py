@@ -28,6 +28,7 @@ from challenges.selectors.levels import (
     solved_challenge_ids_of_account,
 )
 from challenges.selectors.standings import board_view
+from challenges.services.budgets import budget_paused_reason
 from challenges.validation import THEME_KEYS
 from core.errors import ApplicationError
 from core.images import image_url_allowed
@@ -151,6 +152,7 @@ def _page_context(request, challenge: Challenge) -> dict:
             "instructions_html": render_markdown(challenge.instructions_md),
             "theme_style": theme_style(challenge.theme),
             "closed_reason": challenge_closed_reason(challenge=challenge),
+            "paused_reason": budget_paused_reason(challenge=challenge, end_user=end_user),
             "locked_reason": level_locked_reason(
                 challenge=challenge,
                 end_user=end_user_of_account(

@@ -239,3 +239,16 @@ def leaderboard_limit(request) -> int:
         minimum=1,
         maximum=settings.LEADERBOARD_MAX_LIMIT,
     )
+
+
+class MoneyField(serializers.DecimalField):
+    """An amount (a cost, a price, a budget) as a JSON number, null allowed."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("max_digits", 16)
+        kwargs.setdefault("decimal_places", 6)
+        kwargs.setdefault("allow_null", True)
+        super().__init__(coerce_to_string=False, **kwargs)
+
+    def to_representation(self, value):
+        return None if value is None else float(value)

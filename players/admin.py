@@ -282,7 +282,16 @@ class BracketInline(WorkspaceScopedInline):
 class WorkspaceForm(forms.ModelForm):
     class Meta:
         model = Workspace
-        fields = ("name", "slug", "starts_at", "ends_at", "freeze_at", "board_visibility")
+        fields = (
+            "name",
+            "slug",
+            "starts_at",
+            "ends_at",
+            "freeze_at",
+            "board_visibility",
+            "budget_tokens",
+            "budget_cost",
+        )
 
     def clean(self):
         cleaned = super().clean()
@@ -325,6 +334,15 @@ class WorkspaceAdmin(WorkspaceScopedAdmin):
             {
                 "description": "Players form teams with an invite code (docs/teams.md).",
                 "fields": ("team_size_limit",),
+            },
+        ),
+        (
+            "Budget",
+            {
+                "description": "What every challenge here may use together: tokens, or money "
+                "at the model prices. When it is used up, challenges pause (docs/budgets.md); "
+                "the dashboard shows the spend.",
+                "fields": (("budget_tokens", "budget_cost"),),
             },
         ),
     )

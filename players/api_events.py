@@ -2,7 +2,9 @@
 API: `GET/PATCH /console/api/workspace`, `/console/api/brackets`, a player's bracket at
 `PATCH /console/api/players/{id}`, and `GET/POST /web/api/me/brackets`."""
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from decimal import Decimal
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
@@ -44,7 +46,31 @@ class _Strict(serializers.Serializer):
         return super().to_internal_value(data)
 
 
+class BudgetSerializer(_Strict):
+    """A budget (SPEC §10 Prices and budgets): tokens, money at the model prices, or both;
+    a missing or null part is no limit."""
+
+    tokens = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=9_000_000_000_000
+    )
+    cost = serializers.DecimalField(
+        max_digits=14,
+        decimal_places=4,
+        required=False,
+        allow_null=True,
+        min_value=Decimal("0.0001"),
+        coerce_to_string=False,
+    )
+
+
+def budget_out(tokens, cost) -> dict | None:
+    if tokens is None and cost is None:
+        return None
+    return {"tokens": tokens, "cost": float(cost) if cost is not None else None}
+
+
 class WorkspaceSettingsSerializer(serializers.ModelSerializer):
+    budget = serializers.SerializerMethodField(help_text="{tokens, cost} or null")
     frozen = serializers.SerializerMethodField(
         help_text="Whether public standings are frozen right now"
     )
@@ -63,7 +89,12 @@ class WorkspaceSettingsSerializer(serializers.ModelSerializer):
             "frozen",
             "board_visibility",
             "brackets",
+            "budget",
         ]
+
+    @extend_schema_field(BudgetSerializer(allow_null=True))
+    def get_budget(self, workspace: Workspace) -> dict | None:
+        return budget_out(workspace.budget_tokens, workspace.budget_cost)
 
     def get_frozen(self, workspace: Workspace) -> bool:
         return workspace.board_cutoff() is not None
@@ -81,6 +112,9 @@ class WorkspaceSettingsInputSerializer(_Strict):
     )
     board_visibility = serializers.ChoiceField(
         choices=Workspace.BoardVisibility.values, required=False
+    )
+    budget = BudgetSerializer(
+        required=False, allow_null=True, help_text="The event's budget; null removes it"
     )
 
 
@@ -158,6 +192,7 @@ class WorkspaceSettingsApi(ConsoleApi):
             freeze_at=fields.get("freeze_at", UNSET),
             board_visibility=fields.get("board_visibility"),
             freeze_lifted=fields.get("freeze_lifted"),
+            budget=fields.get("budget", UNSET),
         )
         return Response(WorkspaceSettingsSerializer(updated).data)
 

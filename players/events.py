@@ -41,6 +41,7 @@ def workspace_event_update(
     freeze_at: datetime | None = UNSET,
     board_visibility: str | None = None,
     freeze_lifted: bool | None = None,
+    budget: dict | None = UNSET,
 ) -> Workspace:
     """Change what was given (None clears a time). A new freeze time starts a new freeze:
     a lift by hand only lifts the freeze it was made for. `freeze_lifted=True` lifts the
@@ -70,6 +71,10 @@ def workspace_event_update(
         locked.freeze_lifted_at = None
     if board_visibility is not None:
         locked.board_visibility = board_visibility
+    if budget is not UNSET:
+        # The save bumps updated_at: the bridge lane's cached view of budgets goes stale.
+        locked.budget_tokens = (budget or {}).get("tokens")
+        locked.budget_cost = (budget or {}).get("cost")
     locked.save()
     return locked
 

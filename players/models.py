@@ -49,6 +49,17 @@ class Workspace(models.Model):
     board_visibility = models.CharField(
         max_length=10, choices=BoardVisibility.choices, default=BoardVisibility.PUBLIC
     )
+    # The event's budget (docs/budgets.md): attempts start only while neither is used up.
+    budget_tokens = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="Tokens every challenge here may use together."
+    )
+    budget_cost = models.DecimalField(
+        max_digits=14,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        help_text="Money every challenge here may spend together, at the model prices.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     # Bumped by every save: per-process caches (the bridge lane) check it in their writes.
     updated_at = models.DateTimeField(auto_now=True)

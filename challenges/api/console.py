@@ -15,6 +15,7 @@ from challenges.api.serializers import (
     SecretCreateSerializer,
     SecretOutputSerializer,
     SecretUpdateSerializer,
+    budget_fields,
 )
 from challenges.exports import (
     CsvExportRenderer,
@@ -72,7 +73,7 @@ class ChallengeListCreateApi(ConsoleApi):
     def post(self, request):
         data = ChallengeInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        fields = dict(data.validated_data)
+        fields = budget_fields(dict(data.validated_data))
         workspace = workspace_for_write(user=request.user, requested=fields.pop("workspace", None))
         challenge = challenge_create(workspace=workspace, user=request.user, **fields)
         return Response(ChallengeOutputSerializer(challenge).data, status=status.HTTP_201_CREATED)
@@ -92,7 +93,7 @@ class ChallengeDetailApi(ConsoleApi):
         workspace_require_write(user=request.user, workspace_id=challenge.workspace_id)
         data = ChallengeInputSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
-        fields = dict(data.validated_data)
+        fields = budget_fields(dict(data.validated_data))
         if "workspace" in fields:
             raise ApplicationError(
                 "A challenge cannot move to another workspace.",

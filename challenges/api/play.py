@@ -11,7 +11,7 @@ from challenges.modes import play_mode_for
 from challenges.play import ANSWER_MAX_CHARS, PROMPT_MAX_CHARS, attempt_guess
 from challenges.selectors.attempts import attempts_of_player_queryset
 from challenges.selectors.challenges import challenges_to_play
-from core.api import object_or_404, paginated_response
+from core.api import MoneyField, object_or_404, paginated_response
 from core.async_api import AsyncApiView
 from core.ratelimit import client_ip
 from core.threads import run_orm
@@ -37,6 +37,11 @@ class AttemptCreateApi(AsyncApiView):
         score = serializers.FloatField(allow_null=True)
         leaderboard_rank = serializers.IntegerField(allow_null=True)
         proof_id = serializers.UUIDField(allow_null=True, help_text=PROOF_ID_HELP)
+        tokens_total = serializers.IntegerField(source="attempt.tokens_total", allow_null=True)
+        cost = MoneyField(
+            source="attempt.cost",
+            help_text="At the workspace's price of the model; null when it has none",
+        )
 
     @extend_schema(request=InputSerializer, responses={201: OutputSerializer})
     async def post(self, request, challenge_id):
@@ -74,6 +79,7 @@ class AttemptCreateApi(AsyncApiView):
                 "score",
                 "judge_rating",
                 "tokens_total",
+                "cost",
                 "elapsed_ms",
                 "source",
                 "prompt",

@@ -1,8 +1,10 @@
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from challenges.models import Challenge, ChallengeAttempt, Secret
 from challenges.services.challenges import CHALLENGE_FIELDS
-from core.api import StrictSerializer
+from core.api import MoneyField, StrictSerializer
+from players.api_events import BudgetSerializer, budget_out
 
 
 class ChallengeInputSerializer(StrictSerializer):
@@ -61,12 +63,44 @@ class ChallengeInputSerializer(StrictSerializer):
         required=False,
         help_text="pg_trgm similarity, above 0 and up to 1, from which a prompt is a near-copy.",
     )
+    budget = BudgetSerializer(
+        required=False, allow_null=True, help_text="All players together; null removes it"
+    )
+    player_budget = BudgetSerializer(
+        required=False, allow_null=True, help_text="Each player; null removes it"
+    )
+    fallback_target = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=200,
+        help_text="Played when a budget is spent: 'offline' or 'openai/<model>'; empty pauses",
+    )
+
+
+def budget_fields(fields: dict) -> dict:
+    """The validated input with `budget` and `player_budget` as the challenge's columns."""
+    for name, prefix in (("budget", "budget_"), ("player_budget", "player_budget_")):
+        if name in fields:
+            given = fields.pop(name) or {}
+            fields[prefix + "tokens"] = given.get("tokens")
+            fields[prefix + "cost"] = given.get("cost")
+    return fields
 
 
 class ChallengeOutputSerializer(serializers.ModelSerializer):
     workspace = serializers.UUIDField(source="workspace_id")
     created_by = serializers.IntegerField(source="created_by_id", allow_null=True)
     updated_by = serializers.IntegerField(source="updated_by_id", allow_null=True)
+    budget = serializers.SerializerMethodField(help_text="{tokens, cost} or null")
+    player_budget = serializers.SerializerMethodField(help_text="{tokens, cost} or null")
+
+    @extend_schema_field(BudgetSerializer(allow_null=True))
+    def get_budget(self, challenge: Challenge) -> dict | None:
+        return budget_out(challenge.budget_tokens, challenge.budget_cost)
+
+    @extend_schema_field(BudgetSerializer(allow_null=True))
+    def get_player_budget(self, challenge: Challenge) -> dict | None:
+        return budget_out(challenge.player_budget_tokens, challenge.player_budget_cost)
 
     class Meta:
         model = Challenge
@@ -74,6 +108,9 @@ class ChallengeOutputSerializer(serializers.ModelSerializer):
             "id",
             "workspace",
             *CHALLENGE_FIELDS,
+            "budget",
+            "player_budget",
+            "fallback_target",
             "created_by",
             "updated_by",
             "created_at",
@@ -109,6 +146,7 @@ class AttemptOutputSerializer(serializers.ModelSerializer):
     # A flagged near-copy (SPEC §10 Copies): the earlier win it copies, and how closely.
     near_copy_of = serializers.UUIDField(source="near_copy_of_id", allow_null=True)
     similarity = serializers.FloatField(source="near_copy_similarity", allow_null=True)
+    cost = MoneyField(read_only=True)
 
     class Meta:
         model = ChallengeAttempt
@@ -124,6 +162,7 @@ class AttemptOutputSerializer(serializers.ModelSerializer):
             "judge_feedback",
             "judge_output_raw",
             "tokens_total",
+            "cost",
             "elapsed_ms",
             "prompt",
             "response",

@@ -27,7 +27,7 @@ from challenges.play import PROMPT_MAX_CHARS
 from challenges.selectors.challenges import challenges_to_play
 from challenges.selectors.sessions import session_of_player, session_turns, session_turns_left
 from challenges.services.sessions import TurnOutcome
-from core.api import object_or_404
+from core.api import MoneyField, object_or_404
 from core.async_api import AsyncApiView
 from core.errors import ApplicationError, NotFoundError
 from core.ratelimit import client_ip
@@ -95,6 +95,9 @@ class TurnOutputSerializer(serializers.Serializer):
     prompt = serializers.CharField(source="turn.prompt")
     response = serializers.CharField()
     tokens_total = serializers.IntegerField(source="turn.tokens_total", allow_null=True)
+    cost = MoneyField(
+        source="turn.cost",
+    )
     challenge_succeeded = serializers.BooleanField()
     judge_rating = serializers.IntegerField(source="turn.judge_rating", allow_null=True)
     judge_feedback = serializers.CharField(source="turn.judge_feedback", allow_blank=True)

@@ -37,6 +37,7 @@ from challenges.models import BridgeKey, Challenge, ChallengeAttempt, Collection
 from challenges.modes import play_mode_for
 from challenges.selectors.challenges import challenge_in_workspace_by_ref
 from challenges.services.attempts import attempt_build
+from challenges.services.budgets import challenge_budgeted
 from challenges.services.evaluation import challenge_evaluate_async
 from challenges.services.proofs import proof_issue_for_attempt
 from challenges.services.secrets import player_secret
@@ -102,6 +103,8 @@ class _Challenge:
     # The challenge's kind of play lets the lane record its calls (challenges/modes/): a
     # conversation's turns belong to a session, which only Django's path keeps.
     lane_records: bool = True
+    # A budget applies (docs/budgets.md): Django's path counts the spend against it.
+    budgeted: bool = False
 
 
 @dataclass(frozen=True)
@@ -234,6 +237,7 @@ def _challenge_load(*, workspace_id, ref: str) -> _Challenge | None:
             challenge=challenge, collection__in_order=True
         ).exists(),
         lane_records=play_mode_for(challenge).lane_records,
+        budgeted=challenge_budgeted(challenge=challenge),
     )
 
 
@@ -279,6 +283,7 @@ def _lane_takes(entry: _Challenge) -> bool:
     return (
         entry.lane_records
         and not entry.leveled
+        and not entry.budgeted
         # The near-copy check runs where Django's path records a win (attempt_record); a
         # policy changed since this was cached changes `updated_at`, which the recording
         # statement re-checks.

@@ -18,6 +18,7 @@ from challenges.modes import play_mode_for
 from challenges.selectors.challenges import challenge_in_workspace_by_ref
 from challenges.selectors.levels import level_locked_reason
 from challenges.services.attempts import attempt_record
+from challenges.services.budgets import meter_unheld
 from challenges.services.evaluation import (
     ECHO_FEEDBACK,
     attempt_custom_score_async,
@@ -403,9 +404,14 @@ def evaluation_finish(
     body = answer_body(verdict=verdict, output=output, secret=plan.secret, hidden=plan.hidden)
 
     def record() -> ChallengeAttempt:
+        end_user = end_user_for_recording(end_user=plan.end_user)
+        # Dify already ran the model: its tokens count as spent, never refused (budgets.md).
+        meter = meter_unheld(challenge=plan.challenge, end_user=end_user)
         return attempt_record(
             challenge=plan.challenge,
-            end_user=end_user_for_recording(end_user=plan.end_user),
+            end_user=end_user,
+            meter=meter,
+            cost=meter.cost(tokens_total=tokens_total, input_text=prompt),
             verdict=verdict,
             prompt=redact_secrets(prompt, plan.hidden),
             response=redact_secrets(output, plan.hidden),

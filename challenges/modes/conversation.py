@@ -48,6 +48,7 @@ from challenges.selectors.sessions import (
     session_turns,
     session_turns_left,
 )
+from challenges.services.budgets import budget_release, meter_unheld
 from challenges.services.defences import input_defence_fired
 from challenges.services.sessions import (
     TurnOutcome,
@@ -167,10 +168,11 @@ def _turn_start(*, session_id, account, prompt: str, ip: str, source: str, hold:
     if not hold:
         in_flight_release(claim)
         claim = None
+    history = session_history(session=session)
     turn = TurnPlan(
         session_id=session.id,
         plan=plan,
-        history=session_history(session=session),
+        history=history,
         prompt=prompt,
         source=source,
         account_key=str(account.pk),
@@ -179,17 +181,25 @@ def _turn_start(*, session_id, account, prompt: str, ip: str, source: str, hold:
 
 
 def _record(turn: TurnPlan, *, reply: TargetReply, verdict, custom_score) -> TurnOutcome:
-    return turn_record(
-        session_id=turn.session_id,
-        challenge=turn.plan.challenge,
-        end_user=turn.plan.end_user,
-        prompt=turn.prompt,
-        reply=reply,
-        verdict=verdict,
-        secret=turn.plan.secret,
-        source=turn.source,
-        custom_score=custom_score,
-    )
+    meter = turn.plan.meter
+    # The model reads the whole history again on every turn: it is this turn's input too.
+    sent = turn.plan.system_prompt + "".join(a + b for a, b in turn.history) + turn.prompt
+    try:
+        return turn_record(
+            session_id=turn.session_id,
+            challenge=turn.plan.challenge,
+            end_user=turn.plan.end_user,
+            prompt=turn.prompt,
+            reply=reply,
+            verdict=verdict,
+            secret=turn.plan.secret,
+            source=turn.source,
+            custom_score=custom_score,
+            cost=meter.cost(tokens_total=reply.tokens_total, input_text=sent) if meter else None,
+            meter=meter,
+        )
+    finally:
+        budget_release(meter)
 
 
 async def _judge(turn: TurnPlan, reply: TargetReply):
@@ -231,6 +241,9 @@ async def turn_play_async(
                 raise target_failed(challenge=plan.challenge, error=exc) from None
             reply = reply_with_wall_time(reply, started=started)
             reply, verdict, _, custom_score = await _judge(turn, reply)
+    except BaseException:
+        await run_orm(budget_release, plan.meter)
+        raise
     finally:
         await run_orm(in_flight_release, claim)
     return await run_orm(_record, turn, reply=reply, verdict=verdict, custom_score=custom_score)
@@ -261,7 +274,11 @@ async def turn_stream(*, turn: TurnPlan) -> AsyncIterator[str | TurnOutcome]:
         yield await run_orm(_record, turn, reply=reply, verdict=verdict, custom_score=None)
         return
     reply: TargetReply | None = None
-    claim = await run_orm(play_claim, account_key=turn.account_key)
+    try:
+        claim = await run_orm(play_claim, account_key=turn.account_key)
+    except BaseException:
+        await run_orm(budget_release, plan.meter)
+        raise
     try:
         async for piece in reply_stream_masked(plan=plan, prompt=prompt, history=turn.history):
             if isinstance(piece, TargetReply):
@@ -269,6 +286,9 @@ async def turn_stream(*, turn: TurnPlan) -> AsyncIterator[str | TurnOutcome]:
             else:
                 yield piece
         reply, verdict, _, custom_score = await _judge(turn, reply)
+    except BaseException:
+        await run_orm(budget_release, plan.meter)
+        raise
     finally:
         await run_orm(in_flight_release, claim)
     yield await run_orm(_record, turn, reply=reply, verdict=verdict, custom_score=custom_score)
@@ -294,10 +314,15 @@ def _bridge_turn_finish(
     body = answer_body(verdict=verdict, output=call.output, secret=plan.secret, hidden=plan.hidden)
 
     def record():
+        end_user = end_user_for_recording(end_user=plan.end_user)
+        # Dify already ran the model: its tokens count as spent, never refused (budgets.md).
+        meter = meter_unheld(challenge=plan.challenge, end_user=end_user)
         outcome = turn_record(
             session_id=session.id,
             challenge=plan.challenge,
-            end_user=end_user_for_recording(end_user=plan.end_user),
+            end_user=end_user,
+            meter=meter,
+            cost=meter.cost(tokens_total=call.tokens_total, input_text=call.prompt),
             prompt=redact_secrets(call.prompt, plan.hidden),
             reply=TargetReply(
                 text=redact_secrets(call.output, plan.hidden),

@@ -1,6 +1,7 @@
 """The creator dashboard at /admin/ (SPEC §5 Pages): what is happening in the creator's
 workspaces, in a handful of queries whatever their size."""
 
+import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -14,6 +15,7 @@ from challenges.selectors.challenge_stats import (
     challenges_with_play_stats,
 )
 from challenges.selectors.copies import CopyCluster, near_copy_clusters
+from challenges.selectors.spend import WorkspaceSpend, workspace_spend
 from notifications.models import Event
 from notifications.subjects import EventSubject, event_headline, event_subjects
 from players.selectors import workspaces_for_user
@@ -43,6 +45,8 @@ class Dashboard:
     first_bloods: list[FeedItem]
     feed: list[FeedItem]
     copy_clusters: list[CopyCluster]  # near-identical wins (SPEC §10 Copies), largest first
+    # Spend against each budget (docs/budgets.md), per workspace with a budget or a spend.
+    spend: list[WorkspaceSpend]
 
 
 def creator_dashboard(*, user: AbstractBaseUser) -> Dashboard:
@@ -73,7 +77,22 @@ def creator_dashboard(*, user: AbstractBaseUser) -> Dashboard:
         copy_clusters=near_copy_clusters(
             challenges=Challenge.objects.filter(workspace__in=workspaces)
         )[:ROWS],
+        spend=_spend(workspaces),
     )
+
+
+def _spend(workspaces) -> list[WorkspaceSpend]:
+    shown = []
+    for workspace in workspaces.order_by("name")[:ROWS]:
+        report = workspace_spend(workspace=workspace)
+        challenges = [
+            row
+            for row in report.challenges
+            if row.budget.is_set or row.player_budget.is_set or row.spent.tokens
+        ][:ROWS]
+        if report.budget.is_set or challenges:
+            shown.append(dataclasses.replace(report, challenges=challenges))
+    return shown
 
 
 def _feed_item(event: Any, subject: EventSubject | None) -> FeedItem:

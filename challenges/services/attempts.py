@@ -15,6 +15,7 @@ from challenges.live import (
 from challenges.models import AttemptOwnText, Challenge, ChallengeAttempt, LeaderboardEntry
 from challenges.proofs import challenge_config_sha256
 from challenges.scoring import Standing, standing_for
+from challenges.services.budgets import Meter, spend_settle
 from challenges.services.copies import near_copy_check, winning_prompt_remember
 from challenges.services.proofs import proof_issue, proof_key_current
 from challenges.services.secrets import secret_value_for
@@ -44,6 +45,7 @@ def attempt_build(
     custom_score: float | None = None,
     secret: str | None = None,
     disclosed_secret: bool = False,
+    cost=None,
 ) -> tuple[ChallengeAttempt, Standing]:
     """The unsaved attempt, secrets redacted, and its standing under the strategy."""
     if end_user.workspace_id != challenge.workspace_id:
@@ -68,6 +70,7 @@ def attempt_build(
         judge_feedback=redact_secrets(verdict.feedback, [secret]),
         judge_output_raw=redact_secrets_in_json(verdict.raw, [secret]),
         tokens_total=tokens_total,
+        cost=cost,
         elapsed_ms=elapsed_ms,
         prompt_sha256=_fingerprint(prompt),
         prompt_length=len(prompt),
@@ -102,6 +105,8 @@ def attempt_record(
     custom_score: float | None = None,
     disclosed_secret: bool = False,
     own_text: tuple[str, str] | None = None,
+    cost=None,
+    meter: Meter | None = None,
 ) -> ChallengeAttempt:
     """Write the attempt and keep the player's leaderboard entry current, atomically.
 
@@ -109,7 +114,8 @@ def attempt_record(
     the attempt row does not keep its text. With an idempotency key already used in the
     workspace, the first attempt is returned and nothing is written. A win that is a
     near-copy of another player's earlier one is refused (409 `near_copy`, nothing
-    written) or flagged, as the challenge's `copy_policy` says (SPEC §10).
+    written) or flagged, as the challenge's `copy_policy` says (SPEC §10). With a `meter`,
+    the attempt's tokens and `cost` are counted as spent in the same transaction.
     """
     secret = secret_value_for(challenge=challenge, end_user=end_user)
     attempt, standing = attempt_build(
@@ -126,6 +132,7 @@ def attempt_record(
         custom_score=custom_score,
         secret=secret,
         disclosed_secret=disclosed_secret,
+        cost=cost,
     )
     # Made (the first time) outside the attempt's transaction, so that a race for a
     # workspace's first key never rolls an attempt back.
@@ -157,6 +164,9 @@ def attempt_record(
                 collection_boards_push_on_commit(challenge_id=challenge.id)
             if board_changed and _within_visible_board(attempt, rank_value=standing.rank_value):
                 leaderboard_push_on_commit(challenge_id=challenge.id)
+            if meter is not None:
+                # Last: the spend rows are the hottest in a workspace; held until commit.
+                spend_settle(meter=meter, tokens=tokens_total, cost=cost)
     except IntegrityError:
         # The unique idempotency key is the guard: a repeat returns the first attempt.
         existing = idempotency_key and (

@@ -7,6 +7,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from challenges.models import Challenge, Secret
+from challenges.services.budgets import fallback_target_valid
 from challenges.services.copies import winning_prompts_fill
 from challenges.validation import challenge_errors
 from core.errors import ApplicationError
@@ -55,12 +56,20 @@ CHALLENGE_FIELDS = (
     "judge_scope",
     "session_token_budget",
 )
+# Budgets (docs/budgets.md): set on the challenge, never carried in an event file.
+BUDGET_FIELDS = (
+    "budget_tokens",
+    "budget_cost",
+    "player_budget_tokens",
+    "player_budget_cost",
+    "fallback_target",
+)
 # The task is named, not imported: its module imports this one (challenges/apps.py loads it).
 LEADERBOARD_REBUILD_TASK = "challenges.tasks.leaderboard_rebuild_task"
 
 
 def _validated(challenge: Challenge, changes: dict[str, Any]) -> None:
-    unknown = set(changes) - set(CHALLENGE_FIELDS)
+    unknown = set(changes) - set(CHALLENGE_FIELDS) - set(BUDGET_FIELDS)
     if unknown:
         raise ApplicationError(
             "Unknown fields: " + ", ".join(sorted(unknown)) + ".",
@@ -73,6 +82,10 @@ def _validated(challenge: Challenge, changes: dict[str, Any]) -> None:
         Secret.objects.filter(workspace_id=challenge.workspace_id).values_list("name", "value")
     )
     errors = challenge_errors(data, secret_names=set(secrets), secret_values=secrets)
+    if not fallback_target_valid(challenge.fallback_target or ""):
+        errors.setdefault("fallback_target", []).append(
+            "Use 'offline' or 'openai/<model>', or leave it empty to pause."
+        )
     if challenge.slug:
         clash = Challenge.objects.filter(slug=challenge.slug).exclude(id=challenge.id)
         if clash.exists():

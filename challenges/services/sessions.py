@@ -15,6 +15,7 @@ from challenges.models import Challenge, ChallengeAttempt, PlaySession, SessionT
 from challenges.selectors.leaderboards import leaderboard_rank
 from challenges.selectors.sessions import session_turns_left
 from challenges.services.attempts import attempt_record
+from challenges.services.budgets import spend_settle
 from core.errors import ApplicationError
 from core.redaction import redact_secrets
 from judging.targets import TargetReply
@@ -100,6 +101,8 @@ def turn_record(
     source: str,
     custom_score: float | None = None,
     workflow_run_id: str = "",
+    cost=None,
+    meter=None,
 ) -> TurnOutcome:
     """Write the turn, and the win or the end of the session it brings, atomically.
 
@@ -112,6 +115,7 @@ def turn_record(
             raise session_closed_error()
         session.turns_count += 1
         session.tokens_total += reply.tokens_total or 0
+        session.cost += cost or 0
         session.elapsed_ms += reply.elapsed_ms or 0
         turn = SessionTurn.objects.create(
             session=session,
@@ -119,6 +123,7 @@ def turn_record(
             prompt=redact_secrets(prompt, [secret]),
             response=redact_secrets(reply.text, [secret]),
             tokens_total=reply.tokens_total,
+            cost=cost,
             elapsed_ms=reply.elapsed_ms,
             succeeded=verdict.passed,
             judge_rating=verdict.rating,
@@ -135,6 +140,7 @@ def turn_record(
                 prompt=prompt,
                 response=reply.text,
                 tokens_total=session.tokens_total,
+                cost=session.cost,
                 elapsed_ms=session.elapsed_ms,
                 source=source,
                 custom_score=custom_score,
@@ -149,6 +155,9 @@ def turn_record(
         if session.state != PlaySession.State.OPEN:
             session.ended_at = timezone.now()
         session.save()
+        if meter is not None:
+            # The turn's own use (the win's attempt carries the session's, counted already).
+            spend_settle(meter=meter, tokens=reply.tokens_total, cost=cost)
     return TurnOutcome(
         turn=turn,
         session=session,
