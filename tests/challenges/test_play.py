@@ -45,6 +45,8 @@ def test_it_judges_a_failed_attempt_and_keeps_only_a_fingerprint(player_api, gua
         "score",
         "leaderboard_rank",
         "proof_id",
+        "tokens_total",
+        "cost",
     }
     assert body["challenge_succeeded"] is False
     assert body["leaderboard_rank"] is None
