@@ -77,6 +77,11 @@ class ChallengeInputSerializer(StrictSerializer):
     )
 
 
+# A challenge's budget inputs (docs/budgets.md): the spending decisions of the site that runs
+# it, at its own prices, so an event file (redblue/porting) carries none of them.
+BUDGET_INPUTS = frozenset({"budget", "player_budget", "fallback_target"})
+
+
 def budget_fields(fields: dict) -> dict:
     """The validated input with `budget` and `player_budget` as the challenge's columns."""
     for name, prefix in (("budget", "budget_"), ("player_budget", "player_budget_")):

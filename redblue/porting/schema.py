@@ -15,7 +15,7 @@ from django.core.validators import RegexValidator
 from rest_framework import serializers
 
 from challenges.api.collections import CollectionInputSerializer
-from challenges.api.serializers import ChallengeInputSerializer
+from challenges.api.serializers import BUDGET_INPUTS, ChallengeInputSerializer
 from redblue.teams.serializers import RedBlueChallengeInputSerializer
 
 SCHEMA_FILE = Path(__file__).resolve().with_name("event.schema.json")
@@ -23,8 +23,8 @@ FORMAT_VERSION = 1
 SCHEMA_ID = "urn:prompt-challenges:event-file:1"
 
 # The console's serializers name the target workspace; in a file the command or the
-# request names it, so the entries leave it out.
-_NOT_IN_FILE = {"workspace"}
+# request names it, so the entries leave it out. Budgets stay with the site that pays.
+_NOT_IN_FILE = {"workspace", *BUDGET_INPUTS}
 # What identifies an entry, so other entries (and a later import) can refer to it.
 CHALLENGE_KEY, COLLECTION_KEY, RED_BLUE_KEY = "slug", "slug", "name"
 

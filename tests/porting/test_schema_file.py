@@ -38,10 +38,11 @@ def test_the_command_prints_it():
 
 
 def test_a_challenge_entry_accepts_exactly_the_consoles_fields():
-    from challenges.api.serializers import ChallengeInputSerializer
+    from challenges.api.serializers import BUDGET_INPUTS, ChallengeInputSerializer
 
     entry = event_schema_build()["$defs"]["challenge"]
-    console = set(ChallengeInputSerializer().fields) - {"workspace"}
+    # Budgets are the running site's spending decisions, never carried in a file.
+    console = set(ChallengeInputSerializer().fields) - {"workspace"} - BUDGET_INPUTS
     assert set(entry["properties"]) == console
     assert entry["additionalProperties"] is False
     assert entry["required"] == ["slug", "name"]
