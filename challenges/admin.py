@@ -709,3 +709,6 @@ class BridgeKeyAdmin(WorkspaceScopedAdmin):
             bridge_key_revoke(key=key)
             revoked += 1
         self.message_user(request, f"Revoked {revoked} key(s).", messages.SUCCESS)
+
+
+from challenges import admin_reviews  # noqa: E402, F401 - registers the review queue

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from challenges.api import collections, play, proofs, scoreboard, stream, web
+from challenges.api import collections, play, proofs, reviews, scoreboard, stream, web
 
 urlpatterns = [
     path("challenges", web.ChallengeListApi.as_view(), name="web-challenges"),
@@ -46,6 +46,11 @@ urlpatterns = [
         "challenge-collections/<str:collection_id>/leaderboard",
         collections.PublicCollectionLeaderboardApi.as_view(),
         name="web-collection-leaderboard",
+    ),
+    path(
+        "attempts/<str:attempt_id>/appeal",
+        reviews.AttemptAppealApi.as_view(),
+        name="web-attempt-appeal",
     ),
     path("proofs/<str:proof_id>", proofs.ProofDetailApi.as_view(), name="web-proof"),
 ]
