@@ -72,6 +72,9 @@ _SHOWN = (
 )
 
 
+_ONCE_DECIDED = ("decision", "reason", "decided_by", "decided_at")
+
+
 @admin.register(Review)
 class ReviewAdmin(WorkspaceScopedAdmin):
     form = ReviewDecisionForm
@@ -93,7 +96,9 @@ class ReviewAdmin(WorkspaceScopedAdmin):
         return super().get_form(request, obj, change, **kwargs)
 
     def get_fieldsets(self, request: HttpRequest, obj=None):
-        fieldsets = [(None, {"fields": _SHOWN})]
+        decided = obj is None or obj.status == Review.Status.DECIDED
+        shown = _SHOWN if decided else tuple(name for name in _SHOWN if name not in _ONCE_DECIDED)
+        fieldsets = [(None, {"fields": shown})]
         if obj is not None and self.has_change_permission(request, obj):
             fieldsets.append(("Decide", {"fields": ("outcome", "decision_reason")}))
         return fieldsets

@@ -309,3 +309,52 @@ def test_concurrent_decisions_on_one_review_decide_once(fake_openai, workspace, 
     won = outcomes[0] == "pass"
     assert LeaderboardEntry.objects.filter(challenge=challenge).count() == int(won)
     assert _events(challenge, "challenge_first_blood").count() == int(won)
+
+
+def test_the_admin_queue_shows_the_dispute_and_decides_it(votes, workspace, player, creator):
+    from tests.challenges.test_admin_challenges import admin_client
+
+    challenge = make_panel_challenge(workspace=workspace)
+    body = play(player, challenge, "Please write a limerick about a lighthouse.")
+    review = Review.objects.get()
+    client = admin_client(creator)
+
+    listing = client.get("/admin/challenges/review/").content.decode()
+    assert "Lighthouse" in listing and "panel" in listing
+    page = client.get(f"/admin/challenges/review/{review.id}/change/").content.decode()
+    assert "Please write a limerick about a lighthouse." in page
+    assert "openai/judge-a" in page and "judge-b: no" in page
+    assert '"passed"' not in page  # a table, not raw JSON
+    assert 'name="outcome"' in page and 'name="decision_reason"' in page
+
+    saved = client.post(
+        f"/admin/challenges/review/{review.id}/change/",
+        {"outcome": "pass", "decision_reason": "A fine limerick."},
+    )
+
+    assert saved.status_code == 302
+    assert ChallengeAttempt.objects.get(id=body["attempt_id"]).verdict_status == "passed"
+    assert ReviewAudit.objects.get().reason == "A fine limerick."
+    decided = client.get(f"/admin/challenges/review/{review.id}/change/").content.decode()
+    assert 'name="outcome"' not in decided
+    dashboard = client.get("/admin/").content.decode()
+    assert "Judge agreement" in dashboard and "0% <span" in dashboard
+
+
+def test_the_admin_queue_of_another_workspace_is_hidden(votes, workspace, player, outsider):
+    from tests.challenges.test_admin_challenges import admin_client
+
+    challenge = make_panel_challenge(workspace=workspace)
+    play(player, challenge)
+    review = Review.objects.get()
+    client = admin_client(outsider)
+
+    assert "Lighthouse" not in client.get("/admin/challenges/review/").content.decode()
+    page = client.get(f"/admin/challenges/review/{review.id}/change/")
+    assert page.status_code in (302, 404)
+    client.post(
+        f"/admin/challenges/review/{review.id}/change/",
+        {"outcome": "pass", "decision_reason": "mine now"},
+    )
+    assert Review.objects.get().status == "open"
+    assert client.get("/admin/challenges/reviewaudit/").status_code == 200
