@@ -75,6 +75,13 @@ def review_decide(*, review_id, actor: AbstractBaseUser, decision: str, reason: 
         )
         before = attempt.verdict_status
         holder_before = first_blood_holder(challenge_id=attempt.challenge_id)
+        # Decided first: a win's proof, issued below, names the decision.
+        review.status = Review.Status.DECIDED
+        review.decision = decision
+        review.reason = reason
+        review.decided_by = actor
+        review.decided_at = timezone.now()
+        review.save(update_fields=["status", "decision", "reason", "decided_by", "decided_at"])
         attempt.under_review = False
         attempt.save(update_fields=["under_review"])
         if decision == Review.Decision.PASS and not attempt.succeeded:
@@ -82,12 +89,6 @@ def review_decide(*, review_id, actor: AbstractBaseUser, decision: str, reason: 
         elif decision == Review.Decision.FAIL and attempt.succeeded:
             attempt_win_withdraw(attempt=attempt)
         first_blood_settle(challenge=attempt.challenge, holder_before=holder_before)
-        review.status = Review.Status.DECIDED
-        review.decision = decision
-        review.reason = reason
-        review.decided_by = actor
-        review.decided_at = timezone.now()
-        review.save(update_fields=["status", "decision", "reason", "decided_by", "decided_at"])
         ReviewAudit.objects.create(
             workspace_id=review.workspace_id,
             review=review,

@@ -136,3 +136,46 @@ def test_the_console_shows_each_judges_verdict(fake_openai, workspace, player, c
         "openai/judge-a",
         "openai/judge-b",
     ]
+
+
+def test_the_admin_edits_a_panel_without_json(creator, workspace):
+    from challenges.models import Challenge
+    from tests.challenges.test_admin_challenges import ADD, admin_client, form_data
+
+    client = admin_client(creator)
+    page = client.get(ADD).content.decode()
+    assert 'name="panel_judge_models"' in page and 'name="judge_panel"' not in page
+
+    saved = client.post(
+        ADD,
+        form_data(
+            workspace,
+            evaluator_type="llm-judge",
+            judge_pass_threshold="6",
+            panel_judge_models="openai/judge-a\n  openai/judge-b \n",
+            panel_rule="all",
+            panel_review="margin",
+            panel_review_margin="1",
+        ),
+    )
+
+    assert saved.status_code == 302, saved.context["adminform"].form.errors
+    challenge = Challenge.objects.get()
+    assert challenge.judge_panel == {
+        "judges": [
+            {"judge_model": "openai/judge-a", "pass_threshold": 6},
+            {"judge_model": "openai/judge-b", "pass_threshold": 6},
+        ],
+        "rule": "all",
+        "review": "margin",
+        "review_margin": 1,
+    }
+    edit = client.get(f"/admin/challenges/challenge/{challenge.pk}/change/").content.decode()
+    assert "openai/judge-a\nopenai/judge-b</textarea>" in edit
+
+    refused = client.post(
+        ADD,
+        form_data(workspace, name="One judge", evaluator_type="llm-judge", panel_judge_models="x"),
+    )
+    assert refused.status_code == 200
+    assert "from 2 to 5 judges" in str(refused.context["adminform"].form.errors)

@@ -104,7 +104,13 @@ def test_passing_a_disputed_attempt_makes_it_a_win_once(
     assert (attempt.verdict_status, attempt.challenge_succeeded) == ("passed", True)
     assert LeaderboardEntry.objects.get(challenge=challenge).attempt_id == attempt.id
     assert Proof.objects.filter(attempt=attempt).exists()
-    assert client_for().get(f"/web/api/proofs/{attempt.id}").status_code == 200
+    proof = client_for().get(f"/web/api/proofs/{attempt.id}")
+    assert proof.status_code == 200
+    assert [(v["evaluator"], v["passed"]) for v in proof.json()["proof"]["verdicts"]] == [
+        ("llm-judge", True),
+        ("llm-judge", False),
+        ("review", True),
+    ]
     assert _events(challenge, "challenge_first_blood").count() == 1
 
     again = creator_api.post(
