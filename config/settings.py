@@ -357,6 +357,8 @@ PLAY_IP_RATE_LIMIT = env.str("PLAY_IP_RATE_LIMIT", default="120/m")
 LOGIN_RATE_LIMIT = env.str("LOGIN_RATE_LIMIT", default="10/m")
 # Appeals one player may file (SPEC §10), across the workspace's challenges.
 APPEAL_RATE_LIMIT = env.str("APPEAL_RATE_LIMIT", default="5/h")
+# Per account: tries of a team invite code (players/teams/).
+TEAM_JOIN_RATE_LIMIT = env.str("TEAM_JOIN_RATE_LIMIT", default="10/m")
 # Per bridge key; "0/m" turns the limit off.
 BRIDGE_RATE_LIMIT = env.str("BRIDGE_RATE_LIMIT", default="1200/m")
 # Encrypts the copy of each bridge key kept for Standard Webhooks signatures; empty means
