@@ -62,7 +62,8 @@ def review_decide(*, review_id, actor: AbstractBaseUser, decision: str, reason: 
     # Fetched before the transaction: a race for the workspace's first key rolls nothing back.
     proof_key = proof_key_current(workspace_id=review.workspace_id)
     with transaction.atomic():
-        Challenge.objects.select_for_update().filter(id=review.challenge_id).first()
+        # FOR NO KEY UPDATE: decisions on one challenge queue; attempts' inserts do not.
+        Challenge.objects.select_for_update(no_key=True).filter(id=review.challenge_id).first()
         review = Review.objects.select_for_update().get(id=review_id)
         if review.status != Review.Status.OPEN:
             raise ApplicationError(
