@@ -8,6 +8,7 @@ from challenges.api import (
     proofs,
     reviews,
     scoreboard,
+    sessions,
     stream,
     team_scoreboard,
     web,
@@ -40,6 +41,22 @@ urlpatterns = [
         "challenges/<str:challenge_id>/attempts/stream",
         stream.AttemptStreamApi.as_view(),
         name="web-challenge-attempts-stream",
+    ),
+    path(
+        "challenges/<str:challenge_id>/sessions",
+        sessions.SessionCreateApi.as_view(),
+        name="web-challenge-sessions",
+    ),
+    path("sessions/<str:session_id>", sessions.SessionDetailApi.as_view(), name="web-session"),
+    path(
+        "sessions/<str:session_id>/turns",
+        sessions.TurnCreateApi.as_view(),
+        name="web-session-turns",
+    ),
+    path(
+        "sessions/<str:session_id>/turns/stream",
+        sessions.TurnStreamApi.as_view(),
+        name="web-session-turns-stream",
     ),
     path(
         "scoreboard/<slug:workspace_slug>",
