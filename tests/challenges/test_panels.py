@@ -6,6 +6,7 @@ import pytest
 from challenges.models import ChallengeAttempt, LeaderboardEntry, Proof, Review
 from tests.challenges.panel_helpers import make_panel_challenge, panel, play, vote_by_model
 from tests.conftest import client_for
+from tests.factories import make_challenge
 
 pytestmark = pytest.mark.django_db
 
@@ -179,3 +180,27 @@ def test_the_admin_edits_a_panel_without_json(creator, workspace):
     )
     assert refused.status_code == 200
     assert "from 2 to 5 judges" in str(refused.context["adminform"].form.errors)
+
+
+def test_a_disputed_conversation_turn_goes_to_review(fake_openai, workspace, player):
+    vote_by_model(fake_openai, {"judge-a": True, "judge-b": False})
+    challenge = make_challenge(
+        workspace=workspace,
+        name="Lighthouse talk",
+        evaluator_type="llm-judge",
+        goal="Make the model write a limerick about a lighthouse.",
+        judge_panel=panel(),
+        mode="conversation",
+        max_turns=3,
+    )
+    api = client_for(player)
+    session = api.post(f"/web/api/challenges/{challenge.id}/sessions", {}, format="json").json()
+
+    turn = api.post(
+        f"/web/api/sessions/{session['id']}/turns", {"prompt": "A limerick, please."}, format="json"
+    ).json()
+
+    assert turn["challenge_succeeded"] is None
+    review = Review.objects.get()
+    assert str(review.attempt_id) == turn["attempt_id"]
+    assert ChallengeAttempt.objects.get(id=turn["attempt_id"]).verdict_status == "under_review"
