@@ -212,6 +212,34 @@ class ChallengeAdminForm(forms.ModelForm):
         label="Rubric prompt template",
         help_text="Placeholders: {goal}, {response}, {hints}.",
     )
+    panel_judge_models = forms.CharField(
+        required=False,
+        label="Panel judges",
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="One judge model a line (2 to 5), e.g. openai/gpt-4o-mini; each uses the "
+        "judge settings above. Blank: the one judge above decides.",
+    )
+    panel_rule = forms.ChoiceField(
+        required=False,
+        label="Verdict by",
+        choices=[
+            ("majority", "majority of judges"),
+            ("all", "all judges"),
+            ("any", "any judge"),
+        ],
+    )
+    panel_review = forms.ChoiceField(
+        required=False,
+        label="Send to review",
+        choices=[
+            ("disagreement", "when the judges disagree"),
+            ("margin", "when a rating is within the margin of the threshold"),
+            ("never", "never"),
+        ],
+    )
+    panel_review_margin = forms.FloatField(
+        required=False, min_value=0, max_value=100, label="Margin", initial=0
+    )
     judge_rating_scale = forms.IntegerField(
         required=False,
         min_value=1,
@@ -230,7 +258,11 @@ class ChallengeAdminForm(forms.ModelForm):
         model = Challenge
         fields = (
             "workspace",
-            *(name for name in CHALLENGE_FIELDS if name not in ("judge_config", "defences")),
+            *(
+                name
+                for name in CHALLENGE_FIELDS
+                if name not in ("judge_config", "judge_panel", "defences")
+            ),
             *BUDGET_FIELDS,
         )
 
@@ -263,6 +295,46 @@ class ChallengeAdminForm(forms.ModelForm):
             if name in self.fields:
                 self.fields[name].help_text = help_text
         self._show_defences(self.instance.defences or [])
+        self._show_panel(self.instance.judge_panel or {})
+
+    def _show_panel(self, panel: dict) -> None:
+        if "panel_judge_models" not in self.fields or not isinstance(panel, dict) or not panel:
+            return
+        judges = [judge for judge in panel.get("judges") or [] if isinstance(judge, dict)]
+        self.fields["panel_judge_models"].initial = "\n".join(
+            str(judge.get("judge_model") or "") for judge in judges
+        )
+        self.fields["panel_rule"].initial = panel.get("rule", "majority")
+        self.fields["panel_review"].initial = panel.get("review", "disagreement")
+        self.fields["panel_review_margin"].initial = panel.get("review_margin", 0)
+
+    def judge_panel(self) -> dict[str, Any]:
+        """The panel the editor describes: each line a judge with the judge settings above
+        (a stored judge's own settings are kept while its line is unchanged)."""
+        cleaned = self.cleaned_data
+        models = [
+            line.strip()
+            for line in (cleaned.get("panel_judge_models") or "").splitlines()
+            if line.strip()
+        ]
+        if not models:
+            return {}
+        shared = {key: value for key, value in self.judge_config().items() if key != "judge_model"}
+        stored = (self.instance.judge_panel or {}).get("judges") or []
+        judges = []
+        for index, model in enumerate(models):
+            before = stored[index] if index < len(stored) else None
+            if isinstance(before, dict) and before.get("judge_model") == model:
+                judges.append(before)
+            else:
+                judges.append({**shared, "judge_model": model})
+        margin = cleaned.get("panel_review_margin")
+        return {
+            "judges": judges,
+            "rule": cleaned.get("panel_rule") or "majority",
+            "review": cleaned.get("panel_review") or "disagreement",
+            "review_margin": _whole(margin) if margin is not None else 0,
+        }
 
     def _show_defences(self, layers: list) -> None:
         """The stored layers in the editor: the first of each kind."""
@@ -358,6 +430,7 @@ class ChallengeAdminForm(forms.ModelForm):
             if name in cleaned and cleaned[name] is None:
                 cleaned[name] = empty()
         cleaned["judge_config"] = self.judge_config()
+        cleaned["judge_panel"] = self.judge_panel()
         cleaned["defences"] = self.defences()
         workspace_id = self._workspace_id()
         if workspace_id is None:
@@ -408,6 +481,8 @@ class ChallengeAdminForm(forms.ModelForm):
                 (f"{kind}_on" for kind in DEFENCE_EDITOR if self.cleaned_data.get(f"{kind}_on")),
                 "input_filter_on",
             )
+        if field == "judge_panel":
+            field = "panel_judge_models"
         if field == "judge_config":
             for form_field, key in JUDGE_FIELDS.items():
                 if f"'{key}'" in message:

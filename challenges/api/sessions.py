@@ -98,7 +98,9 @@ class TurnOutputSerializer(serializers.Serializer):
     cost = MoneyField(
         source="turn.cost",
     )
-    challenge_succeeded = serializers.BooleanField()
+    challenge_succeeded = serializers.BooleanField(
+        allow_null=True, help_text="Null while a judge panel's verdict is under review."
+    )
     judge_rating = serializers.IntegerField(source="turn.judge_rating", allow_null=True)
     judge_feedback = serializers.CharField(source="turn.judge_feedback", allow_blank=True)
     attempt_id = serializers.UUIDField(allow_null=True)

@@ -9,12 +9,13 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import F
 
-from challenges.models import Challenge, LeaderboardEntry
+from challenges.models import Challenge, LeaderboardEntry, Review
 from challenges.selectors.challenge_stats import (
     challenges_with_attempt_count,
     challenges_with_play_stats,
 )
 from challenges.selectors.copies import CopyCluster, near_copy_clusters
+from challenges.selectors.reviews import JudgeAgreement, judge_agreement_for_workspaces
 from challenges.selectors.spend import WorkspaceSpend, workspace_spend
 from notifications.models import Event
 from notifications.subjects import EventSubject, event_headline, event_subjects
@@ -47,6 +48,8 @@ class Dashboard:
     copy_clusters: list[CopyCluster]  # near-identical wins (SPEC §10 Copies), largest first
     # Spend against each budget (docs/budgets.md), per workspace with a budget or a spend.
     spend: list[WorkspaceSpend]
+    judge_agreement: list[JudgeAgreement]  # per challenge with a panel or a decided review
+    open_reviews: int
 
 
 def creator_dashboard(*, user: AbstractBaseUser) -> Dashboard:
@@ -78,6 +81,12 @@ def creator_dashboard(*, user: AbstractBaseUser) -> Dashboard:
             challenges=Challenge.objects.filter(workspace__in=workspaces)
         )[:ROWS],
         spend=_spend(workspaces),
+        judge_agreement=judge_agreement_for_workspaces(
+            workspace_ids=list(workspaces.values_list("id", flat=True))
+        ),
+        open_reviews=Review.objects.filter(
+            workspace__in=workspaces, status=Review.Status.OPEN
+        ).count(),
     )
 
 
