@@ -11,6 +11,7 @@ recorded, its real use replaces the hold in the recording's transaction; a faile
 deletes the hold; a hold left by a process that died expires.
 """
 
+import dataclasses
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import ROUND_HALF_UP, Decimal
@@ -243,7 +244,7 @@ def budget_hold(
                 cost=estimate,
                 expires_at=now + timedelta(seconds=expiry_seconds),
             )
-            return Meter(**{**meter.__dict__, "hold_id": hold.id}), config
+            return dataclasses.replace(meter, hold_id=hold.id), config
     fallback = fallback_config(challenge=challenge)
     if fallback is None:
         raise budget_spent_error(spent_by.message)
