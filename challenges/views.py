@@ -185,6 +185,7 @@ async def challenge_play(request, slug: str):
             prompt=prompt,
             ip=client_ip(request),
             source=ChallengeAttempt.Source.WEB,
+            codename=request.POST.get("codename", ""),
         )
     except ApplicationError as exc:
         outcome["error"] = exc.message

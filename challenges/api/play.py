@@ -27,6 +27,12 @@ class AttemptCreateApi(AsyncApiView):
         prompt = serializers.CharField(
             min_length=1, max_length=PROMPT_MAX_CHARS, trim_whitespace=False
         )
+        codename = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            max_length=100,
+            help_text="Several targets with target_assignment 'choice': the model to attack.",
+        )
 
     class OutputSerializer(serializers.Serializer):
         attempt_id = serializers.UUIDField()
@@ -37,6 +43,9 @@ class AttemptCreateApi(AsyncApiView):
         score = serializers.FloatField(allow_null=True)
         leaderboard_rank = serializers.IntegerField(allow_null=True)
         proof_id = serializers.UUIDField(allow_null=True, help_text=PROOF_ID_HELP)
+        codename = serializers.CharField(
+            allow_blank=True, help_text="The codename of the target played; empty for one."
+        )
 
     @extend_schema(request=InputSerializer, responses={201: OutputSerializer})
     async def post(self, request, challenge_id):
@@ -49,6 +58,7 @@ class AttemptCreateApi(AsyncApiView):
             prompt=serializer.validated_data["prompt"],
             ip=client_ip(request),
             source=ChallengeAttempt.Source.API,
+            codename=serializer.validated_data.get("codename", ""),
         )
         return Response(self.OutputSerializer(result).data, status=status.HTTP_201_CREATED)
 
@@ -76,6 +86,7 @@ class AttemptCreateApi(AsyncApiView):
                 "tokens_total",
                 "elapsed_ms",
                 "source",
+                "codename",
                 "prompt",
                 "prompt_length",
                 "response",

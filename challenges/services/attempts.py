@@ -11,6 +11,7 @@ from challenges.live import (
     board_head,
     collection_boards_push_on_commit,
     leaderboard_push_on_commit,
+    target_first_blood_emit,
 )
 from challenges.models import AttemptOwnText, Challenge, ChallengeAttempt, LeaderboardEntry
 from challenges.proofs import challenge_config_sha256
@@ -44,6 +45,7 @@ def attempt_build(
     custom_score: float | None = None,
     secret: str | None = None,
     disclosed_secret: bool = False,
+    codename: str = "",
 ) -> tuple[ChallengeAttempt, Standing]:
     """The unsaved attempt, secrets redacted, and its standing under the strategy."""
     if end_user.workspace_id != challenge.workspace_id:
@@ -74,6 +76,7 @@ def attempt_build(
         response_sha256=_fingerprint(response),
         response_length=len(response),
         source=source,
+        codename=codename,
         disclosed_secret=disclosed_secret,
         idempotency_key=idempotency_key or None,
         # Fixed now, with the configuration the attempt was judged under: a creator's edit
@@ -102,6 +105,7 @@ def attempt_record(
     custom_score: float | None = None,
     disclosed_secret: bool = False,
     own_text: tuple[str, str] | None = None,
+    codename: str = "",
 ) -> ChallengeAttempt:
     """Write the attempt and keep the player's leaderboard entry current, atomically.
 
@@ -126,6 +130,7 @@ def attempt_record(
         custom_score=custom_score,
         secret=secret,
         disclosed_secret=disclosed_secret,
+        codename=codename,
     )
     # Made (the first time) outside the attempt's transaction, so that a race for a
     # workspace's first key never rolls an attempt back.
@@ -155,7 +160,13 @@ def attempt_record(
                     challenge=challenge, attempt=attempt, previous_head=previous_head
                 )
                 collection_boards_push_on_commit(challenge_id=challenge.id)
+            new_target_broken = verdict.passed and target_first_blood_emit(
+                challenge=challenge, attempt=attempt
+            )
             if board_changed and _within_visible_board(attempt, rank_value=standing.rank_value):
+                leaderboard_push_on_commit(challenge_id=challenge.id)
+            elif new_target_broken:
+                # The combined board counts each player's targets broken: redraw it.
                 leaderboard_push_on_commit(challenge_id=challenge.id)
     except IntegrityError:
         # The unique idempotency key is the guard: a repeat returns the first attempt.
