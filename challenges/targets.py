@@ -183,6 +183,13 @@ def assignment_for(challenge: Challenge) -> TargetAssignment:
     return _assignment_class(challenge.target_assignment)()
 
 
+def codename_choices(challenge: Challenge) -> list[str]:
+    """The codenames a player picks from (the page's picker); empty when they do not pick."""
+    if not has_several_targets(challenge) or not assignment_for(challenge).player_chooses:
+        return []
+    return codenames(challenge)
+
+
 def target_pick(*, challenge: Challenge, end_user: EndUser, codename: str = "") -> Target:
     """The target of a new play (an attempt, or a session at its start)."""
     codename = (codename or "").strip()

@@ -44,8 +44,15 @@ class AttemptCreateApi(AsyncApiView):
         leaderboard_rank = serializers.IntegerField(allow_null=True)
         proof_id = serializers.UUIDField(allow_null=True, help_text=PROOF_ID_HELP)
         codename = serializers.CharField(
-            allow_blank=True, help_text="The codename of the target played; empty for one."
+            required=False,
+            help_text="Several targets: the codename of the one played (absent otherwise).",
         )
+
+        def to_representation(self, instance):
+            data = super().to_representation(instance)
+            if not data.get("codename"):
+                data.pop("codename", None)
+            return data
 
     @extend_schema(request=InputSerializer, responses={201: OutputSerializer})
     async def post(self, request, challenge_id):
@@ -86,7 +93,6 @@ class AttemptCreateApi(AsyncApiView):
                 "tokens_total",
                 "elapsed_ms",
                 "source",
-                "codename",
                 "prompt",
                 "prompt_length",
                 "response",

@@ -10,11 +10,13 @@ from django.db import connections
 from django.test import AsyncClient
 
 from challenges.bridge.lane import _challenge_load, _lane_takes
-from challenges.models import ChallengeAttempt, PlaySession
+from challenges.models import Challenge, ChallengeAttempt, PlaySession
+from challenges.selectors.targets import target_solve_rates
 from challenges.services.challenges import challenge_update
 from challenges.targets import target_pick
 from notifications.models import Event
 from players.services import end_user_for_account
+from tests.challenges.test_admin_challenges import ADD, admin_client, form_data
 from tests.conftest import client_for, require_service
 from tests.factories import make_challenge, make_player, make_vault, make_workspace
 
@@ -199,7 +201,7 @@ def test_one_target_challenges_refuse_a_codename(player, workspace):
     single = make_vault(workspace=workspace, secret=SECRET)
     response = attempt(client_for(player), single, WINNING, codename="Model Teal")
     assert response.status_code == 400
-    assert attempt(client_for(player), single, WINNING).json()["codename"] == ""
+    assert "codename" not in attempt(client_for(player), single, WINNING).json()
 
 
 # --- reveal -----------------------------------------------------------------------------------
@@ -346,3 +348,109 @@ def test_the_bridge_lane_hands_several_targets_to_django(arena, workspace):
     single = make_challenge(workspace=workspace, name="Single")
     assert _lane_takes(_challenge_load(workspace_id=workspace.id, ref=str(single.id)))
     assert not _lane_takes(_challenge_load(workspace_id=workspace.id, ref=str(arena.id)))
+
+
+# --- the admin --------------------------------------------------------------------------------
+
+
+def test_a_creator_lists_targets_in_the_admin_without_json(creator, workspace):
+    client = admin_client(creator)
+    page = client.get(ADD).content.decode()
+    assert 'name="target_1_codename"' in page and 'name="targets"' not in page
+    saved = client.post(
+        ADD,
+        form_data(
+            workspace,
+            target_assignment="choice",
+            target_1_codename="Model Teal",
+            target_1_target="offline",
+            target_1_target_model=TEAL_MODEL,
+            target_2_codename="Model Plum",
+            target_2_target="openai",
+            target_2_target_model=PLUM_MODEL,
+        ),
+    )
+    assert saved.status_code == 302, saved.context["adminform"].form.errors
+    challenge = Challenge.objects.get()
+    assert challenge.target_assignment == "choice"
+    assert challenge.targets == [
+        {
+            "codename": "Model Teal",
+            "target": "offline",
+            "target_model": TEAL_MODEL,
+            "target_config": {},
+        },
+        {
+            "codename": "Model Plum",
+            "target": "openai",
+            "target_model": PLUM_MODEL,
+            "target_config": {},
+        },
+    ]
+    edit = client.get(f"/admin/challenges/challenge/{challenge.pk}/change/").content.decode()
+    assert 'value="Model Plum"' in edit and f'value="{PLUM_MODEL}"' in edit
+
+
+def test_the_admin_refuses_twice_a_codename_and_a_private_dify_url(creator, workspace):
+    client = admin_client(creator)
+    refused = client.post(
+        ADD,
+        form_data(
+            workspace,
+            target_1_codename="Model Teal",
+            target_1_target="dify",
+            target_1_base_url="http://10.0.0.5/v1",
+            target_2_codename="model teal",
+            target_2_target="offline",
+        ),
+    )
+    assert refused.status_code == 200
+    errors = str(refused.context["adminform"].form.errors)
+    assert "used twice" in errors and "base_url" in errors
+    assert not Challenge.objects.exists()
+
+
+# --- pages and the creators' figures ----------------------------------------------------------
+
+
+def test_the_page_offers_codenames_to_pick_and_a_board_per_model(player, arena, client):
+    client.force_login(player)
+    page = client.get(f"/challenges/{arena.slug}/").content.decode()
+    assert 'name="codename"' in page and '<option value="Model Teal"' in page
+    assert 'class="bracket-filter target-filter"' in page
+    assert not names_a_model(page)
+
+    played = client.post(
+        f"/challenges/{arena.slug}/play",
+        {"prompt": WINNING, "codename": "Model Teal"},
+        headers={"HX-Request": "true"},
+    )
+    assert played.status_code == 200
+    assert "Against Model Teal" in played.content.decode()
+    teal = client.get(f"/challenges/{arena.slug}/?target=Model+Teal").content.decode()
+    plum = client.get(f"/challenges/{arena.slug}/leaderboard?target=Model+Plum").content.decode()
+    assert teal.count('class="board-row') == 1 and plum.count('class="board-row') == 0
+    combined = client.get(f"/challenges/{arena.slug}/leaderboard").content.decode()
+    assert "1 model" in combined
+
+
+def test_round_robin_pages_offer_no_picker(player, workspace, client):
+    arena = make_vault(workspace=workspace, secret=SECRET, targets=TARGETS)
+    client.force_login(player)
+    page = client.get(f"/challenges/{arena.slug}/").content.decode()
+    assert 'name="codename"' not in page and "target-filter" in page
+
+
+def test_creators_see_the_solve_rate_of_each_target(creator, arena):
+    ada, bo = make_player("ada@example.com"), make_player("bo@example.com")
+    attempt(client_for(ada), arena, WINNING, codename="Model Teal")
+    attempt(client_for(bo), arena, LOSING, codename="Model Teal")
+    attempt(client_for(bo), arena, LOSING, codename="Model Plum")
+    rates = {row.codename: (row.solves, row.players) for row in target_solve_rates(challenge=arena)}
+    assert rates == {"Model Teal": (1, 2), "Model Plum": (0, 1)}
+
+    client = admin_client(creator)
+    dashboard = client.get("/admin/").content.decode()
+    assert "Model Teal" in dashboard and TEAL_MODEL in dashboard and "50%" in dashboard
+    change = client.get(f"/admin/challenges/challenge/{arena.pk}/change/").content.decode()
+    assert "1 of 2 players" in change and "0 of 1 players" in change
