@@ -71,21 +71,19 @@ def leaderboard_for_challenge(
     index range scan joined to the player's name. With several targets: `codename` gives
     that target's board; without it the combined board counts each player's targets
     broken."""
-    several = bool(challenge.targets)
     if codename:
         source = target_entries(view=view, challenge=challenge, codename=codename)
     else:
         source = standing_entries(view=view, challenge_ids=[challenge.id])
+    # The combined board of several targets counts the targets each player broke.
+    counts_targets = bool(challenge.targets) and not codename
+    broken = {"broken": _targets_broken(challenge=challenge, view=view)} if counts_targets else {}
     entries = (
         source.order_by("rank_value", "achieved_at", "id")
         .annotate(
             proof_config=F(standing_attempt_field(source, "config_sha256")),
             session_ref=F(standing_attempt_field(source, "play_session__id")),
-        )
-        .annotate(
-            broken=_targets_broken(challenge=challenge, view=view)
-            if several and not codename
-            else F("rank_value")
+            **broken,
         )
         .values(
             "achieved_at",
@@ -99,7 +97,7 @@ def leaderboard_for_challenge(
             "end_user__external_id",
             "proof_config",
             "session_ref",
-            "broken",
+            *broken,
         )[:limit]
     )
     rows = []
@@ -122,7 +120,7 @@ def leaderboard_for_challenge(
                 attempt_id=str(entry["attempt_id"]),
                 has_proof=bool(entry["proof_config"]),
                 session_id=str(entry["session_ref"] or ""),
-                targets_broken=entry["broken"] if several and not codename else None,
+                targets_broken=entry.get("broken"),
             )
         )
     return rows

@@ -429,7 +429,7 @@ def test_the_page_offers_codenames_to_pick_and_a_board_per_model(player, arena, 
     assert "Against Model Teal" in played.content.decode()
     teal = client.get(f"/challenges/{arena.slug}/?target=Model+Teal").content.decode()
     plum = client.get(f"/challenges/{arena.slug}/leaderboard?target=Model+Plum").content.decode()
-    assert teal.count('class="board-row') == 1 and plum.count('class="board-row') == 0
+    assert teal.count('<li class="board-row') == 1 and plum.count('<li class="board-row') == 0
     combined = client.get(f"/challenges/{arena.slug}/leaderboard").content.decode()
     assert "1 model" in combined
 
