@@ -106,6 +106,7 @@ _JUDGE_FIELDSET = (
     "judge_rubric_prompt_template",
     ("judge_rating_scale", "judge_pass_threshold"),
 )
+_PANEL_FIELDSET = ("panel_judge_models", ("panel_rule", "panel_review", "panel_review_margin"))
 _THEME_HELP = "A JSON object; allowed keys: " + ", ".join(
     f"{key} ({expected})" for key, (_, _, expected) in THEME_KEYS.items()
 )
@@ -323,6 +324,15 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                     "classes": when("evaluator_type", "llm-judge"),
                     "description": "A judge model rates each reply against the goal.",
                     "fields": _JUDGE_FIELDSET if editable else ("judge_config",),
+                },
+            ),
+            (
+                "Judge panel",
+                {
+                    "classes": when("evaluator_type", "llm-judge"),
+                    "description": "Two or more judges instead of one; disputed verdicts go "
+                    "to the Reviews queue (docs/reviews.md).",
+                    "fields": _PANEL_FIELDSET if editable else ("judge_panel",),
                 },
             ),
             (
@@ -793,3 +803,6 @@ class BridgeKeyAdmin(WorkspaceScopedAdmin):
             bridge_key_revoke(key=key)
             revoked += 1
         self.message_user(request, f"Revoked {revoked} key(s).", messages.SUCCESS)
+
+
+from challenges import admin_reviews  # noqa: E402, F401 - registers the review queue

@@ -246,6 +246,34 @@ class ChallengeAdminForm(forms.ModelForm):
         label="Rubric prompt template",
         help_text="Placeholders: {goal}, {response}, {hints}.",
     )
+    panel_judge_models = forms.CharField(
+        required=False,
+        label="Panel judges",
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="One judge model a line (2 to 5), e.g. openai/gpt-4o-mini; each uses the "
+        "judge settings above. Blank: the one judge above decides.",
+    )
+    panel_rule = forms.ChoiceField(
+        required=False,
+        label="Verdict by",
+        choices=[
+            ("majority", "majority of judges"),
+            ("all", "all judges"),
+            ("any", "any judge"),
+        ],
+    )
+    panel_review = forms.ChoiceField(
+        required=False,
+        label="Send to review",
+        choices=[
+            ("disagreement", "when the judges disagree"),
+            ("margin", "when a rating is within the margin of the threshold"),
+            ("never", "never"),
+        ],
+    )
+    panel_review_margin = forms.FloatField(
+        required=False, min_value=0, max_value=100, label="Margin", initial=0
+    )
     judge_rating_scale = forms.IntegerField(
         required=False,
         min_value=1,
@@ -267,7 +295,7 @@ class ChallengeAdminForm(forms.ModelForm):
             *(
                 name
                 for name in CHALLENGE_FIELDS
-                if name not in ("judge_config", "defences", "targets")
+                if name not in ("judge_config", "judge_panel", "defences", "targets")
             ),
         )
 
@@ -303,6 +331,7 @@ class ChallengeAdminForm(forms.ModelForm):
         self._show_targets(self.instance.targets or [])
         if "target_assignment" in self.fields:
             self.fields["target_assignment"].required = False
+        self._show_panel(self.instance.judge_panel or {})
 
     def _show_targets(self, targets: list) -> None:
         for row, entry in enumerate(targets[:TARGET_ROWS], start=1):
@@ -353,6 +382,45 @@ class ChallengeAdminForm(forms.ModelForm):
             or self.instance.target_assignment
             or Challenge.TargetAssignment.ROUND_ROBIN
         )
+
+    def _show_panel(self, panel: dict) -> None:
+        if "panel_judge_models" not in self.fields or not isinstance(panel, dict) or not panel:
+            return
+        judges = [judge for judge in panel.get("judges") or [] if isinstance(judge, dict)]
+        self.fields["panel_judge_models"].initial = "\n".join(
+            str(judge.get("judge_model") or "") for judge in judges
+        )
+        self.fields["panel_rule"].initial = panel.get("rule", "majority")
+        self.fields["panel_review"].initial = panel.get("review", "disagreement")
+        self.fields["panel_review_margin"].initial = panel.get("review_margin", 0)
+
+    def judge_panel(self) -> dict[str, Any]:
+        """The panel the editor describes: each line a judge with the judge settings above
+        (a stored judge's own settings are kept while its line is unchanged)."""
+        cleaned = self.cleaned_data
+        models = [
+            line.strip()
+            for line in (cleaned.get("panel_judge_models") or "").splitlines()
+            if line.strip()
+        ]
+        if not models:
+            return {}
+        shared = {key: value for key, value in self.judge_config().items() if key != "judge_model"}
+        stored = (self.instance.judge_panel or {}).get("judges") or []
+        judges = []
+        for index, model in enumerate(models):
+            before = stored[index] if index < len(stored) else None
+            if isinstance(before, dict) and before.get("judge_model") == model:
+                judges.append(before)
+            else:
+                judges.append({**shared, "judge_model": model})
+        margin = cleaned.get("panel_review_margin")
+        return {
+            "judges": judges,
+            "rule": cleaned.get("panel_rule") or "majority",
+            "review": cleaned.get("panel_review") or "disagreement",
+            "review_margin": _whole(margin) if margin is not None else 0,
+        }
 
     def _show_defences(self, layers: list) -> None:
         """The stored layers in the editor: the first of each kind."""
@@ -448,6 +516,7 @@ class ChallengeAdminForm(forms.ModelForm):
             if name in cleaned and cleaned[name] is None:
                 cleaned[name] = empty()
         cleaned["judge_config"] = self.judge_config()
+        cleaned["judge_panel"] = self.judge_panel()
         cleaned["defences"] = self.defences()
         cleaned["targets"] = self.targets()
         workspace_id = self._workspace_id()
@@ -501,6 +570,8 @@ class ChallengeAdminForm(forms.ModelForm):
             )
         if field == "targets":
             field = "target_1_codename"
+        if field == "judge_panel":
+            field = "panel_judge_models"
         if field == "judge_config":
             for form_field, key in JUDGE_FIELDS.items():
                 if f"'{key}'" in message:

@@ -155,6 +155,8 @@ class Challenge(models.Model):
         max_length=10, choices=EvaluatorType.choices, default=EvaluatorType.RULES
     )
     judge_config = models.JSONField(default=dict, blank=True)
+    # SPEC §10: {judges: [judge_config…], rule, review, review_margin}; empty: one judge.
+    judge_panel = models.JSONField(default=dict, blank=True)
     evaluator_plugin_id = models.CharField(max_length=200, blank=True)
     evaluator_entrypoint = models.CharField(max_length=300, blank=True)
     evaluator_config = models.JSONField(default=dict, blank=True)
@@ -321,6 +323,10 @@ class ChallengeAttempt(models.Model):
     judge_rating = models.IntegerField(null=True, blank=True)
     judge_feedback = models.TextField(blank=True)
     judge_output_raw = models.JSONField(null=True, blank=True)
+    # Every judge's own verdict, [{model, passed, rating, feedback}] (SPEC §10), masked.
+    judges = models.JSONField(null=True, blank=True)
+    # Waiting for a person (a disputed panel, an appeal, a reopened win): no verdict shown.
+    under_review = models.BooleanField(default=False, db_default=False)
     tokens_total = models.PositiveIntegerField(null=True, blank=True)
     elapsed_ms = models.PositiveIntegerField(null=True, blank=True)
 
@@ -386,6 +392,101 @@ class ChallengeAttempt(models.Model):
     def proof_id(self):
         """A win's signed proof shares its id (challenges/services/proofs.py)."""
         return self.id if self.succeeded and self.config_sha256 else None
+
+    @property
+    def verdict_status(self) -> str:
+        if self.under_review:
+            return "under_review"
+        return "passed" if self.succeeded else "failed"
+
+    @property
+    def challenge_succeeded(self) -> bool | None:
+        """What players are told: nothing (None) while a person is deciding."""
+        return None if self.under_review else self.succeeded
+
+
+class Review(models.Model):
+    """An attempt waiting for (or decided by) a person: a disputed panel, a player's appeal,
+    or a win a creator reopened (SPEC §10). At most one is open per attempt, and a player
+    appeals an attempt once."""
+
+    class Kind(models.TextChoices):
+        PANEL = "panel"
+        APPEAL = "appeal"
+        REOPENED = "reopened"
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        DECIDED = "decided"
+
+    class Decision(models.TextChoices):
+        PASS = "pass"
+        FAIL = "fail"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="reviews")
+    attempt = models.ForeignKey(ChallengeAttempt, on_delete=models.CASCADE, related_name="reviews")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    # The player's appeal note, or the creator's reason for reopening.
+    note = models.TextField(blank=True)
+    opened_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    decision = models.CharField(max_length=10, choices=Decision.choices, blank=True)
+    reason = models.TextField(blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at"]
+        indexes = [models.Index(fields=["workspace", "status", "created_at"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["attempt"], condition=Q(status="open"), name="review_one_open_per_attempt"
+            ),
+            models.UniqueConstraint(
+                fields=["attempt"], condition=Q(kind="appeal"), name="review_one_appeal_per_attempt"
+            ),
+            models.CheckConstraint(
+                condition=Q(kind__in=["panel", "appeal", "reopened"]), name="review_kind_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(status="open", decision="")
+                | Q(status="decided", decision__in=["pass", "fail"]),
+                name="review_decision_matches_status",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} review of {self.attempt_id} ({self.status})"
+
+
+class ReviewAudit(models.Model):
+    """One change a person made to a verdict: a decision or a reopening (SPEC §10 audit)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    review = models.ForeignKey(Review, on_delete=models.CASCADE, related_name="audit")
+    attempt = models.ForeignKey(ChallengeAttempt, on_delete=models.CASCADE, related_name="+")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    at = models.DateTimeField(default=timezone.now)
+    before = models.CharField(max_length=20)
+    after = models.CharField(max_length=20)
+    reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-at"]
+        indexes = [models.Index(fields=["workspace", "-at"])]
+
+    def __str__(self) -> str:
+        return f"{self.attempt_id}: {self.before} → {self.after}"
 
 
 class AttemptOwnText(models.Model):

@@ -66,7 +66,8 @@ TARGET_FAILED_MESSAGE = (
 class PlayResult:
     attempt: ChallengeAttempt
     response: str
-    challenge_succeeded: bool
+    # None while the attempt is under review (SPEC §10).
+    challenge_succeeded: bool | None
     judge_rating: int | None
     judge_feedback: str
     score: float | None
@@ -84,6 +85,10 @@ class PlayResult:
     @property
     def codename(self) -> str:
         return self.attempt.codename
+
+    @property
+    def verdict_status(self) -> str:
+        return self.attempt.verdict_status
 
 
 def challenge_closed_reason(*, challenge: Challenge) -> str | None:
@@ -240,7 +245,7 @@ def play_record(
         attempt=attempt,
         response=response,
         defence=defence,
-        challenge_succeeded=attempt.succeeded,
+        challenge_succeeded=attempt.challenge_succeeded,
         judge_rating=attempt.judge_rating,
         judge_feedback=attempt.judge_feedback,
         score=attempt.score,

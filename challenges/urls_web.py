@@ -6,6 +6,7 @@ from challenges.api import (
     collections,
     play,
     proofs,
+    reviews,
     scoreboard,
     sessions,
     stream,
@@ -76,6 +77,11 @@ urlpatterns = [
         "challenge-collections/<str:collection_id>/leaderboard",
         collections.PublicCollectionLeaderboardApi.as_view(),
         name="web-collection-leaderboard",
+    ),
+    path(
+        "attempts/<str:attempt_id>/appeal",
+        reviews.AttemptAppealApi.as_view(),
+        name="web-attempt-appeal",
     ),
     path("proofs/<str:proof_id>", proofs.ProofDetailApi.as_view(), name="web-proof"),
 ]

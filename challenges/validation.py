@@ -9,6 +9,7 @@ from challenges.services.defences import defence_errors
 from challenges.targets import MAX_TARGETS, TargetEntrySerializer
 from core.egress import url_refusal
 from judging.judge_config import judge_config_messages
+from judging.judges import judge_panel_messages
 from judging.rules import PatternError, compile_pattern
 
 SECRET_PLACEHOLDER = re.compile(r"\{\{\s*secret\s*\}\}")
@@ -239,6 +240,10 @@ def challenge_errors(
         add("theme", message)
     for message in judge_config_messages(data.get("judge_config") or {}):
         add("judge_config", message)
+    for message in judge_panel_messages(data.get("judge_panel") or {}):
+        add("judge_panel", message)
+    if data.get("judge_panel") and evaluator_type != "llm-judge":
+        add("judge_panel", "A judge panel judges with LLM judges: set the evaluator to llm-judge.")
     for field in ("target_config", "evaluator_config", "scoring_config"):
         if not isinstance(data.get(field) or {}, dict):
             add(field, "Must be an object.")

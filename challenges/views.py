@@ -1,9 +1,11 @@
 """Player pages: the challenge list and one challenge's page with its htmx play box."""
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.cache import get_conditional_response, patch_cache_control, set_response_etag
 from django.views.decorators.http import require_GET, require_POST
 
@@ -28,8 +30,10 @@ from challenges.selectors.levels import (
     solved_challenge_ids_of_account,
 )
 from challenges.selectors.standings import board_view
+from challenges.services.reviews import attempt_appeal
 from challenges.targets import codename_choices, codenames
 from challenges.validation import THEME_KEYS
+from core.api import uuid_or_404
 from core.errors import ApplicationError
 from core.images import image_url_allowed
 from core.ratelimit import client_ip
@@ -253,3 +257,20 @@ def challenge_leaderboard(request, slug: str):
     patch_cache_control(response, private=True, no_cache=True)
     set_response_etag(response)
     return get_conditional_response(request, etag=response["ETag"], response=response)
+
+
+@require_POST
+@login_required
+def challenge_appeal(request, slug: str, attempt_id: str):
+    """The appeal button on a failed attempt in the player's history (SPEC §10)."""
+    challenge = _visible(slug)
+    try:
+        attempt_appeal(
+            attempt_id=uuid_or_404(attempt_id),
+            account=request.user,
+            note=request.POST.get("note", ""),
+        )
+        messages.success(request, "Your appeal is filed: the creator will review the attempt.")
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+    return redirect(reverse("challenge-page", args=[challenge.slug]) + "#history")

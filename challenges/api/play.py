@@ -17,6 +17,7 @@ from core.ratelimit import client_ip
 from core.threads import run_orm
 from players.selectors import end_user_of_account
 
+VERDICT_STATUSES = ["passed", "failed", "under_review"]
 PROOF_ID_HELP = "A win's signed proof: GET /web/api/proofs/{proof_id}. Null otherwise."
 
 
@@ -37,7 +38,10 @@ class AttemptCreateApi(AsyncApiView):
     class OutputSerializer(serializers.Serializer):
         attempt_id = serializers.UUIDField()
         response = serializers.CharField()
-        challenge_succeeded = serializers.BooleanField()
+        challenge_succeeded = serializers.BooleanField(
+            allow_null=True, help_text="Null while the attempt is under review."
+        )
+        verdict_status = serializers.ChoiceField(VERDICT_STATUSES)
         judge_rating = serializers.IntegerField(allow_null=True)
         judge_feedback = serializers.CharField(allow_blank=True)
         score = serializers.FloatField(allow_null=True)
@@ -75,6 +79,21 @@ class AttemptCreateApi(AsyncApiView):
         prompt = serializers.SerializerMethodField()
         response = serializers.SerializerMethodField()
         proof_id = serializers.UUIDField(read_only=True, allow_null=True)
+        verdict_status = serializers.ChoiceField(VERDICT_STATUSES, read_only=True)
+        appeal = serializers.SerializerMethodField()
+
+        def get_appeal(self, attempt) -> dict | None:
+            """The player's appeal of this attempt and, once decided, its outcome."""
+            appeal = next(
+                (review for review in attempt.reviews.all() if review.kind == "appeal"), None
+            )
+            if appeal is None:
+                return None
+            return {
+                "status": appeal.status,
+                "decision": appeal.decision or None,
+                "reason": appeal.reason if appeal.status == "decided" else "",
+            }
 
         def get_prompt(self, attempt) -> str:
             return attempt.prompt or getattr(_own_text(attempt), "prompt", "")
@@ -88,6 +107,8 @@ class AttemptCreateApi(AsyncApiView):
                 "id",
                 "created_at",
                 "succeeded",
+                "verdict_status",
+                "appeal",
                 "score",
                 "judge_rating",
                 "tokens_total",

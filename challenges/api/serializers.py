@@ -39,6 +39,11 @@ class ChallengeInputSerializer(StrictSerializer):
     target_config = serializers.DictField(required=False)
     evaluator_type = serializers.ChoiceField(Challenge.EvaluatorType.choices, required=False)
     judge_config = serializers.DictField(required=False)
+    judge_panel = serializers.DictField(
+        required=False,
+        help_text="{judges: [judge_config…], rule: all|majority|any, "
+        "review: disagreement|margin|never, review_margin} (SPEC §10); {} for one judge",
+    )
     evaluator_plugin_id = serializers.CharField(required=False, allow_blank=True, max_length=200)
     evaluator_entrypoint = serializers.CharField(required=False, allow_blank=True, max_length=300)
     evaluator_config = serializers.DictField(required=False)
@@ -124,6 +129,8 @@ class AttemptOutputSerializer(serializers.ModelSerializer):
     # A flagged near-copy (SPEC §10 Copies): the earlier win it copies, and how closely.
     near_copy_of = serializers.UUIDField(source="near_copy_of_id", allow_null=True)
     similarity = serializers.FloatField(source="near_copy_similarity", allow_null=True)
+    verdict_status = serializers.ChoiceField(["passed", "failed", "under_review"], read_only=True)
+    judges = serializers.ListField(child=serializers.DictField(), allow_null=True)
 
     class Meta:
         model = ChallengeAttempt
@@ -134,6 +141,8 @@ class AttemptOutputSerializer(serializers.ModelSerializer):
             "account_id",
             "workflow_run_id",
             "succeeded",
+            "verdict_status",
+            "judges",
             "score",
             "judge_rating",
             "judge_feedback",
@@ -255,3 +264,51 @@ class LeaderboardSerializer(serializers.Serializer):
     bracket = serializers.CharField(allow_null=True, help_text="The bracket shown (slug), or null")
     limit = serializers.IntegerField()
     entries = LeaderboardRowSerializer(many=True)
+
+
+def review_transcript(review) -> dict:
+    """The attempt's prompt and reply; for an appeal of an attempt that kept no text, the
+    player's own copy: by appealing they ask the creator to read it."""
+    attempt = review.attempt
+    if not attempt.prompt and review.kind == "appeal":
+        own = getattr(attempt, "own_text", None) if hasattr(attempt, "own_text") else None
+        if own is not None:
+            return {"prompt": own.prompt, "response": own.response}
+    return {"prompt": attempt.prompt, "response": attempt.response}
+
+
+class ReviewOutputSerializer(serializers.Serializer):
+    """A review row as creators see it (SPEC §10): the transcript unmasked as stored."""
+
+    id = serializers.UUIDField()
+    attempt_id = serializers.UUIDField()
+    challenge_id = serializers.UUIDField()
+    kind = serializers.CharField()
+    status = serializers.CharField()
+    transcript = serializers.SerializerMethodField()
+    judges = serializers.SerializerMethodField()
+    note = serializers.CharField()
+    decision = serializers.CharField(allow_blank=True)
+    reason = serializers.CharField(allow_blank=True)
+    decided_at = serializers.DateTimeField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+    def get_transcript(self, review) -> dict:
+        return review_transcript(review)
+
+    def get_judges(self, review) -> list[dict]:
+        return review.attempt.judges or []
+
+
+class AuditOutputSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    actor = serializers.SerializerMethodField()
+    at = serializers.DateTimeField()
+    attempt_id = serializers.UUIDField()
+    review_id = serializers.UUIDField()
+    before = serializers.CharField()
+    after = serializers.CharField()
+    reason = serializers.CharField()
+
+    def get_actor(self, entry) -> str | None:
+        return entry.actor.get_username() if entry.actor else None

@@ -95,7 +95,9 @@ class TurnOutputSerializer(serializers.Serializer):
     prompt = serializers.CharField(source="turn.prompt")
     response = serializers.CharField()
     tokens_total = serializers.IntegerField(source="turn.tokens_total", allow_null=True)
-    challenge_succeeded = serializers.BooleanField()
+    challenge_succeeded = serializers.BooleanField(
+        allow_null=True, help_text="Null while a judge panel's verdict is under review."
+    )
     judge_rating = serializers.IntegerField(source="turn.judge_rating", allow_null=True)
     judge_feedback = serializers.CharField(source="turn.judge_feedback", allow_blank=True)
     attempt_id = serializers.UUIDField(allow_null=True)

@@ -286,6 +286,8 @@ def _lane_takes(entry: _Challenge) -> bool:
         # statement re-checks.
         and challenge.copy_policy == Challenge.CopyPolicy.OFF
         and challenge.evaluator_type == Challenge.EvaluatorType.RULES
+        # A judge panel (and its review queue) is judged on Django's path.
+        and not challenge.judge_panel
         and challenge.scoring_strategy != "custom"
         and challenge.is_open()
     )

@@ -38,6 +38,7 @@ CHALLENGE_FIELDS = (
     "target_config",
     "evaluator_type",
     "judge_config",
+    "judge_panel",
     "evaluator_plugin_id",
     "evaluator_entrypoint",
     "evaluator_config",
