@@ -20,11 +20,13 @@ from django.http import (
 )
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 from django.utils.timesince import timesince
 
 from challenges.admin_forms import (
     DEFENCE_EDITOR_FIELDS,
+    TARGET_EDITOR_FIELDS,
     AdminEmailLoginForm,
     BridgeKeyAdminForm,
     ChallengeAdminForm,
@@ -46,6 +48,7 @@ from challenges.models import (
 )
 from challenges.modes import play_mode_settings
 from challenges.selectors.challenge_stats import challenges_with_play_stats
+from challenges.selectors.targets import target_solve_rates
 from challenges.services.bridge_keys import bridge_key_create, bridge_key_revoke
 from challenges.services.challenges import (
     BUDGET_FIELDS,
@@ -131,7 +134,13 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
     list_select_related = ("workspace",)
     prepopulated_fields = {"slug": ("name",)}
     # Names as text: a link to the user admin would answer 403 to a creator.
-    readonly_fields = ("created_by_name", "updated_by_name", "created_at", "updated_at")
+    readonly_fields = (
+        "created_by_name",
+        "updated_by_name",
+        "created_at",
+        "updated_at",
+        "target_solve_rates",
+    )
 
     def get_queryset(self, request: HttpRequest):
         return challenges_with_play_stats(super().get_queryset(request))
@@ -185,6 +194,17 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
     @admin.display(description="Created by")
     def created_by_name(self, obj: Challenge) -> str:
         return _user_label(obj.created_by)
+
+    @admin.display(description="Solve rate per target")
+    def target_solve_rates(self, obj: Challenge) -> str:
+        rows = target_solve_rates(challenge=obj)
+        if not rows:
+            return "–"
+        return format_html_join(
+            mark_safe("<br>"),
+            "{} ({}): {} of {} players",
+            ((row.codename, row.model, row.solves, row.players) for row in rows),
+        )
 
     @admin.display(description="Updated by")
     def updated_by_name(self, obj: Challenge) -> str:
@@ -269,6 +289,23 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                     "whole session' on the transcript), and a session closes when it wins, "
                     "reaches its turns or spends its token budget.",
                     "fields": ("mode", *play_mode_settings()),
+                },
+            ),
+            (
+                "Several targets",
+                {
+                    "classes": ("collapse",) if not getattr(obj, "targets", None) else (),
+                    "description": "List two or more models to play this challenge against "
+                    "several at once. Players see the codenames only; a win counts for the "
+                    "model it was made against, each has its own board, and the combined "
+                    "board counts the models each player broke. Round robin gives each play "
+                    "the next model in turn; choice lets the player pick. Reveal shows "
+                    "players which model each codename was.",
+                    "fields": (
+                        ("target_assignment", "reveal_targets"),
+                        *TARGET_EDITOR_FIELDS,
+                        *(("target_solve_rates",) if obj is not None else ()),
+                    ),
                 },
             ),
             (

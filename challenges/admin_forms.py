@@ -126,6 +126,40 @@ DEFENCE_EDITOR_FIELDS = (
 )
 
 
+# Several anonymised targets (SPEC §9): one row of fields per target, no JSON to write.
+TARGET_ROWS = 6
+TARGET_ROW_KEYS = ("codename", "target", "target_model", "base_url", "app_key_secret")
+TARGET_EDITOR_FIELDS = tuple(
+    tuple(f"target_{row}_{key}" for key in TARGET_ROW_KEYS) for row in range(1, TARGET_ROWS + 1)
+)
+
+
+def _target_row_fields() -> dict[str, forms.Field]:
+    fields: dict[str, forms.Field] = {}
+    for row in range(1, TARGET_ROWS + 1):
+        fields[f"target_{row}_codename"] = forms.CharField(
+            required=False,
+            max_length=40,
+            label=f"Target {row}: codename",
+            help_text="What players see, e.g. Model Teal. Leave blank for no target here."
+            if row == 1
+            else "",
+        )
+        fields[f"target_{row}_target"] = forms.ChoiceField(
+            required=False, choices=Challenge.Target.choices, label="Kind"
+        )
+        fields[f"target_{row}_target_model"] = forms.CharField(
+            required=False, max_length=200, label="Model", help_text="Only creators see it."
+        )
+        fields[f"target_{row}_base_url"] = forms.CharField(
+            required=False, max_length=500, label="Dify base URL"
+        )
+        fields[f"target_{row}_app_key_secret"] = forms.CharField(
+            required=False, max_length=100, label="Dify app key secret"
+        )
+    return fields
+
+
 class ChallengeAdminForm(forms.ModelForm):
     # Set by the ModelAdmin for each request: the workspaces the creator may write to.
     writable_workspaces: QuerySet | None = None
@@ -261,7 +295,7 @@ class ChallengeAdminForm(forms.ModelForm):
             *(
                 name
                 for name in CHALLENGE_FIELDS
-                if name not in ("judge_config", "judge_panel", "defences")
+                if name not in ("judge_config", "judge_panel", "defences", "targets")
             ),
             *BUDGET_FIELDS,
         )
@@ -295,7 +329,60 @@ class ChallengeAdminForm(forms.ModelForm):
             if name in self.fields:
                 self.fields[name].help_text = help_text
         self._show_defences(self.instance.defences or [])
+        self._show_targets(self.instance.targets or [])
+        if "target_assignment" in self.fields:
+            self.fields["target_assignment"].required = False
         self._show_panel(self.instance.judge_panel or {})
+
+    def _show_targets(self, targets: list) -> None:
+        for row, entry in enumerate(targets[:TARGET_ROWS], start=1):
+            if not isinstance(entry, dict):
+                continue
+            config = entry.get("target_config") or {}
+            shown = {
+                **entry,
+                **{key: config.get(key, "") for key in ("base_url", "app_key_secret")},
+            }
+            for key in TARGET_ROW_KEYS:
+                name = f"target_{row}_{key}"
+                if name in self.fields and shown.get(key):
+                    self.fields[name].initial = shown[key]
+
+    def targets(self) -> list[dict[str, Any]]:
+        """The rows with a codename, in order. Target settings the rows do not show (set
+        through the console API) are kept for the same codename."""
+        cleaned = self.cleaned_data
+        stored = {
+            entry.get("codename"): entry
+            for entry in (self.instance.targets or [])
+            if isinstance(entry, dict)
+        }
+        targets = []
+        for row in range(1, TARGET_ROWS + 1):
+            codename = (cleaned.get(f"target_{row}_codename") or "").strip()
+            if not codename:
+                continue
+            config = dict((stored.get(codename) or {}).get("target_config") or {})
+            for key in ("base_url", "app_key_secret"):
+                config.pop(key, None)
+                if cleaned.get(f"target_{row}_{key}"):
+                    config[key] = cleaned[f"target_{row}_{key}"].strip()
+            targets.append(
+                {
+                    "codename": codename,
+                    "target": cleaned.get(f"target_{row}_target") or Challenge.Target.OFFLINE,
+                    "target_model": (cleaned.get(f"target_{row}_target_model") or "").strip(),
+                    "target_config": config,
+                }
+            )
+        return targets
+
+    def clean_target_assignment(self) -> str:
+        return (
+            self.cleaned_data.get("target_assignment")
+            or self.instance.target_assignment
+            or Challenge.TargetAssignment.ROUND_ROBIN
+        )
 
     def _show_panel(self, panel: dict) -> None:
         if "panel_judge_models" not in self.fields or not isinstance(panel, dict) or not panel:
@@ -432,6 +519,7 @@ class ChallengeAdminForm(forms.ModelForm):
         cleaned["judge_config"] = self.judge_config()
         cleaned["judge_panel"] = self.judge_panel()
         cleaned["defences"] = self.defences()
+        cleaned["targets"] = self.targets()
         workspace_id = self._workspace_id()
         if workspace_id is None:
             return cleaned
@@ -481,6 +569,8 @@ class ChallengeAdminForm(forms.ModelForm):
                 (f"{kind}_on" for kind in DEFENCE_EDITOR if self.cleaned_data.get(f"{kind}_on")),
                 "input_filter_on",
             )
+        if field == "targets":
+            field = "target_1_codename"
         if field == "judge_panel":
             field = "panel_judge_models"
         if field == "judge_config":
@@ -489,6 +579,11 @@ class ChallengeAdminForm(forms.ModelForm):
                     field = form_field
                     break
         self.add_error(field if field in self.fields else None, message)
+
+
+# The target rows, made in a loop, join the declared fields.
+ChallengeAdminForm.declared_fields.update(_target_row_fields())
+ChallengeAdminForm.base_fields.update(ChallengeAdminForm.declared_fields)
 
 
 class SecretAdminForm(forms.ModelForm):

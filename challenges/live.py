@@ -212,6 +212,35 @@ def attempt_events_emit(
     )
 
 
+def target_first_blood_emit(*, challenge: Challenge, attempt: ChallengeAttempt) -> bool:
+    """Inside a win's transaction, for a challenge with several targets: first blood on the
+    attempt's target (an event per codename, stored once; it names the codename, never the
+    model). Returns whether this is the player's first win on that target, which changes
+    the targets they have broken."""
+    if not attempt.codename:
+        return False
+    wins = ChallengeAttempt.objects.filter(
+        challenge_id=challenge.id, codename=attempt.codename, succeeded=True
+    ).exclude(id=attempt.id)
+    if wins.exists():
+        return not wins.filter(end_user_id=attempt.end_user_id).exists()
+    event_emit_on_commit(
+        type="challenge_first_blood",
+        workspace_id=challenge.workspace_id,
+        subject_id=challenge.id,
+        dedupe_key=f"first:{attempt.codename}",
+        payload={
+            "challenge_id": str(challenge.id),
+            "scoring_strategy": challenge.scoring_strategy,
+            "account_id": _player_id(attempt.account_id, attempt.end_user.external_id),
+            "score": attempt.score,
+            "codename": attempt.codename,
+        },
+        occurred_at=attempt.created_at,
+    )
+    return True
+
+
 def collection_group(collection_id: Any) -> str:
     return f"leaderboard.collection.{collection_id}"
 

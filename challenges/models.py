@@ -79,6 +79,10 @@ class Challenge(models.Model):
         TURN = "turn", "The turn's reply"
         TRANSCRIPT = "transcript", "The whole session"
 
+    class TargetAssignment(models.TextChoices):
+        ROUND_ROBIN = "round_robin"
+        CHOICE = "choice"
+
     class CopyPolicy(models.TextChoices):
         OFF = "off"
         FLAG = "flag", "flag near-copies"
@@ -130,6 +134,22 @@ class Challenge(models.Model):
     target = models.CharField(max_length=10, choices=Target.choices, default=Target.OFFLINE)
     target_model = models.CharField(max_length=200, blank=True)
     target_config = models.JSONField(default=dict, blank=True)
+    # Several anonymised targets (SPEC §9, challenges/targets.py): a list of
+    # {codename, target, target_model, target_config}; empty: the target above is the only one.
+    targets = models.JSONField(default=list, blank=True)
+    target_assignment = models.CharField(
+        max_length=12,
+        choices=TargetAssignment.choices,
+        default=TargetAssignment.ROUND_ROBIN,
+        db_default=TargetAssignment.ROUND_ROBIN,
+        help_text="Several targets: round_robin gives each player the next one in turn; "
+        "choice lets the player pick a codename.",
+    )
+    reveal_targets = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Several targets: show players which model stands behind each codename.",
+    )
 
     evaluator_type = models.CharField(
         max_length=10, choices=EvaluatorType.choices, default=EvaluatorType.RULES
@@ -348,6 +368,8 @@ class ChallengeAttempt(models.Model):
     response_length = models.PositiveIntegerField(default=0)
 
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.WEB)
+    # The codename of the target played when the challenge has several (else empty).
+    codename = models.CharField(max_length=40, blank=True, default="", db_default="")
     # A success's place under the challenge's strategy (LeaderboardEntry.rank_value of the
     # same standing): a frozen board picks each player's best attempt before the freeze.
     rank_value = models.FloatField(null=True, blank=True)
@@ -536,6 +558,8 @@ class PlaySession(models.Model):
     elapsed_ms = models.PositiveIntegerField(default=0)
     # A Dify chatflow's conversation (the bridge records its turns here).
     dify_conversation_id = models.CharField(max_length=100, null=True, blank=True)
+    # The target the session was given when it opened (several targets), kept to its end.
+    codename = models.CharField(max_length=40, blank=True, default="", db_default="")
     attempt = models.OneToOneField(
         ChallengeAttempt,
         on_delete=models.SET_NULL,
@@ -660,6 +684,25 @@ class Proof(models.Model):
 
     def __str__(self) -> str:
         return f"Proof of {self.attempt_id}"
+
+
+class TargetTurn(models.Model):
+    """Round-robin assignment of several targets: how many a player has been given on a
+    challenge; the next one is `given % len(targets)`, counted under a row lock."""
+
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="+")
+    end_user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="+")
+    given = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["challenge", "end_user"], name="target_turn_unique_player"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.end_user} on {self.challenge_id}: {self.given} targets given"
 
 
 class LeaderboardEntry(models.Model):

@@ -32,6 +32,7 @@ from challenges.selectors.levels import (
 from challenges.selectors.standings import board_view
 from challenges.services.budgets import budget_paused_reason
 from challenges.services.reviews import attempt_appeal
+from challenges.targets import codename_choices, codenames
 from challenges.validation import THEME_KEYS
 from core.api import uuid_or_404
 from core.errors import ApplicationError
@@ -81,15 +82,24 @@ def _leaderboard_context(request, challenge: Challenge, end_user: EndUser | None
         viewer=request.user,
         bracket_slug=request.GET.get("bracket", ""),
     )
+    target_names = codenames(challenge)
+    # Several targets: one model's board (an unknown codename shows the combined one).
+    board_target = request.GET.get("target", "")
+    board_target = board_target if board_target in target_names else ""
     return {
         "challenge": challenge,
         "board": view,
+        "target_names": target_names,
+        "board_target": board_target,
         "frozen_at": view.cutoff,
         "brackets": brackets_of_workspace(workspace_id=challenge.workspace_id)
         if view.shown
         else [],
         "leaderboard": leaderboard_for_challenge(
-            challenge=challenge, limit=settings.LEADERBOARD_DEFAULT_LIMIT, view=view
+            challenge=challenge,
+            limit=settings.LEADERBOARD_DEFAULT_LIMIT,
+            view=view,
+            codename=board_target,
         )
         if view.shown
         else [],
@@ -165,6 +175,8 @@ def _page_context(request, challenge: Challenge) -> dict:
             ),
             "prompt_max": PROMPT_MAX_CHARS,
             "answer_max": ANSWER_MAX_CHARS,
+            # The codename picker: shown when the player chooses their model.
+            "codename_choices": codename_choices(challenge),
         }
     )
     return context
@@ -191,6 +203,7 @@ async def challenge_play(request, slug: str):
             prompt=prompt,
             ip=client_ip(request),
             source=ChallengeAttempt.Source.WEB,
+            codename=request.POST.get("codename", ""),
         )
     except ApplicationError as exc:
         outcome["error"] = exc.message

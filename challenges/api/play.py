@@ -28,6 +28,12 @@ class AttemptCreateApi(AsyncApiView):
         prompt = serializers.CharField(
             min_length=1, max_length=PROMPT_MAX_CHARS, trim_whitespace=False
         )
+        codename = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            max_length=100,
+            help_text="Several targets with target_assignment 'choice': the model to attack.",
+        )
 
     class OutputSerializer(serializers.Serializer):
         attempt_id = serializers.UUIDField()
@@ -46,6 +52,16 @@ class AttemptCreateApi(AsyncApiView):
             source="attempt.cost",
             help_text="At the workspace's price of the model; null when it has none",
         )
+        codename = serializers.CharField(
+            required=False,
+            help_text="Several targets: the codename of the one played (absent otherwise).",
+        )
+
+        def to_representation(self, instance):
+            data = super().to_representation(instance)
+            if not data.get("codename"):
+                data.pop("codename", None)
+            return data
 
     @extend_schema(request=InputSerializer, responses={201: OutputSerializer})
     async def post(self, request, challenge_id):
@@ -58,6 +74,7 @@ class AttemptCreateApi(AsyncApiView):
             prompt=serializer.validated_data["prompt"],
             ip=client_ip(request),
             source=ChallengeAttempt.Source.API,
+            codename=serializer.validated_data.get("codename", ""),
         )
         return Response(self.OutputSerializer(result).data, status=status.HTTP_201_CREATED)
 

@@ -3,6 +3,12 @@ from rest_framework import serializers
 
 from challenges.models import Challenge, ChallengeAttempt, Secret
 from challenges.services.challenges import CHALLENGE_FIELDS
+from challenges.targets import (
+    MAX_TARGETS,
+    TargetEntrySerializer,
+    codenames,
+    revealed_targets,
+)
 from core.api import MoneyField, StrictSerializer
 from players.api_events import BudgetSerializer, budget_out
 
@@ -58,6 +64,14 @@ class ChallengeInputSerializer(StrictSerializer):
     session_token_budget = serializers.IntegerField(
         required=False, allow_null=True, min_value=1, max_value=2_000_000_000
     )
+    targets = TargetEntrySerializer(
+        many=True,
+        required=False,
+        max_length=MAX_TARGETS,
+        help_text="Several anonymised targets (SPEC §9); empty: the target above is the only one.",
+    )
+    target_assignment = serializers.ChoiceField(Challenge.TargetAssignment.choices, required=False)
+    reveal_targets = serializers.BooleanField(required=False)
     copy_policy = serializers.ChoiceField(
         Challenge.CopyPolicy.choices,
         required=False,
@@ -198,8 +212,20 @@ class AttemptOutputSerializer(serializers.ModelSerializer):
         }
 
 
+class RevealedTargetSerializer(serializers.Serializer):
+    codename = serializers.CharField()
+    model = serializers.CharField()
+
+
 class PublicChallengeSerializer(serializers.ModelSerializer):
     is_open = serializers.SerializerMethodField()
+    codenames = serializers.SerializerMethodField(
+        help_text="Several targets: the codenames players see (empty for one target)."
+    )
+    targets = serializers.SerializerMethodField(
+        help_text="Once the creator reveals them: which model each codename stands for; "
+        "null until then."
+    )
 
     class Meta:
         model = Challenge
@@ -223,11 +249,21 @@ class PublicChallengeSerializer(serializers.ModelSerializer):
             "starts_at",
             "ends_at",
             "is_open",
+            "codenames",
+            "target_assignment",
+            "targets",
             "created_at",
         )
 
     def get_is_open(self, challenge: Challenge) -> bool:
         return challenge.is_open()
+
+    def get_codenames(self, challenge: Challenge) -> list[str]:
+        return codenames(challenge)
+
+    @extend_schema_field(RevealedTargetSerializer(many=True, allow_null=True))
+    def get_targets(self, challenge: Challenge) -> list[dict[str, str]] | None:
+        return revealed_targets(challenge)
 
 
 PLAYER_SOURCE_HELP = (
@@ -246,10 +282,23 @@ class LeaderboardRowSerializer(serializers.Serializer):
     elapsed_ms = serializers.IntegerField(allow_null=True)
     achieved_at = serializers.DateTimeField()
     attempt_id = serializers.CharField()
+    targets_broken = serializers.IntegerField(
+        required=False,
+        help_text="Several targets, combined board only: the targets this player has broken.",
+    )
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        if data.get("targets_broken") is None:
+            data.pop("targets_broken", None)
+        return data
 
 
 class LeaderboardSerializer(serializers.Serializer):
     challenge_id = serializers.UUIDField()
+    target = serializers.CharField(
+        required=False, help_text="Several targets: the codename whose board this is."
+    )
     scoring_strategy = serializers.CharField()
     frozen_at = serializers.DateTimeField(
         allow_null=True,

@@ -68,7 +68,7 @@ def session_body(session: PlaySession) -> dict:
         {
             "id": session.id,
             "challenge_id": session.challenge_id,
-            "codename": None,
+            "codename": session.codename or None,
             "state": session.state,
             "turns": session_turns(session=session),
             "turns_left": session_turns_left(session=session, challenge=challenge),
@@ -138,13 +138,14 @@ class SessionCreateApi(AsyncApiView):
     async def post(self, request, challenge_id):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        body = await run_orm(self._open, request, challenge_id)
+        codename = serializer.validated_data.get("codename", "")
+        body = await run_orm(self._open, request, challenge_id, codename)
         return Response(body, status=status.HTTP_201_CREATED)
 
-    def _open(self, request, challenge_id) -> dict:
+    def _open(self, request, challenge_id, codename: str) -> dict:
         challenge = object_or_404(challenges_to_play(), challenge_id)
         session = play_mode_for(challenge).session_open(
-            challenge=challenge, account=request.user, ip=client_ip(request)
+            challenge=challenge, account=request.user, ip=client_ip(request), codename=codename
         )
         return session_body(session)
 

@@ -41,6 +41,7 @@ from challenges.services.budgets import challenge_budgeted
 from challenges.services.evaluation import challenge_evaluate_async
 from challenges.services.proofs import proof_issue_for_attempt
 from challenges.services.secrets import player_secret
+from challenges.targets import has_several_targets
 from core.aio_clients import (
     postgres_in_use,
     postgres_known_down,
@@ -236,7 +237,8 @@ def _challenge_load(*, workspace_id, ref: str) -> _Challenge | None:
         leveled=CollectionItem.objects.filter(
             challenge=challenge, collection__in_order=True
         ).exists(),
-        lane_records=play_mode_for(challenge).lane_records,
+        # Several targets: Django's path records which one (challenges/targets.py).
+        lane_records=play_mode_for(challenge).lane_records and not has_several_targets(challenge),
         budgeted=challenge_budgeted(challenge=challenge),
     )
 

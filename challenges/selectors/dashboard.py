@@ -17,6 +17,7 @@ from challenges.selectors.challenge_stats import (
 from challenges.selectors.copies import CopyCluster, near_copy_clusters
 from challenges.selectors.reviews import JudgeAgreement, judge_agreement_for_workspaces
 from challenges.selectors.spend import WorkspaceSpend, workspace_spend
+from challenges.selectors.targets import target_solve_rates
 from notifications.models import Event
 from notifications.subjects import EventSubject, event_headline, event_subjects
 from players.selectors import workspaces_for_user
@@ -69,8 +70,12 @@ def creator_dashboard(*, user: AbstractBaseUser) -> Dashboard:
     )
     subjects = event_subjects(events)
     feed = [_feed_item(event, subjects.get(event.id)) for event in events]
+    challenges = list(challenges)
+    for challenge in challenges:
+        # Several targets: a line per model under the challenge's row.
+        challenge.target_stats = target_solve_rates(challenge=challenge)
     return Dashboard(
-        challenges=list(challenges),
+        challenges=challenges,
         recent_solves=[
             Solve(entry.challenge, entry.end_user.public_name, entry.first_succeeded_at)
             for entry in solves

@@ -11,6 +11,7 @@ from challenges.live import (
     board_head,
     collection_boards_push_on_commit,
     leaderboard_push_on_commit,
+    target_first_blood_emit,
 )
 from challenges.models import (
     AttemptOwnText,
@@ -54,6 +55,7 @@ def attempt_build(
     secret: str | None = None,
     disclosed_secret: bool = False,
     cost=None,
+    codename: str = "",
 ) -> tuple[ChallengeAttempt, Standing]:
     """The unsaved attempt, secrets redacted, and its standing under the strategy."""
     if end_user.workspace_id != challenge.workspace_id:
@@ -87,6 +89,7 @@ def attempt_build(
         response_sha256=_fingerprint(response),
         response_length=len(response),
         source=source,
+        codename=codename,
         disclosed_secret=disclosed_secret,
         idempotency_key=idempotency_key or None,
         # Fixed now, with the configuration the attempt was judged under: a creator's edit
@@ -120,6 +123,7 @@ def attempt_record(
     own_text: tuple[str, str] | None = None,
     cost=None,
     meter: Meter | None = None,
+    codename: str = "",
 ) -> ChallengeAttempt:
     """Write the attempt and keep the player's leaderboard entry current, atomically.
 
@@ -146,6 +150,7 @@ def attempt_record(
         secret=secret,
         disclosed_secret=disclosed_secret,
         cost=cost,
+        codename=codename,
     )
     # Made (the first time) outside the attempt's transaction, so that a race for a
     # workspace's first key never rolls an attempt back.
@@ -205,7 +210,12 @@ def _win_publish(
     if board_changed:
         attempt_events_emit(challenge=challenge, attempt=attempt, previous_head=previous_head)
         collection_boards_push_on_commit(challenge_id=challenge.id)
-    if board_changed and _within_visible_board(attempt, rank_value=rank_value):
+    # Several targets: first blood per target; a player's first win on a target changes
+    # the targets they broke, which the combined board shows.
+    new_target_broken = target_first_blood_emit(challenge=challenge, attempt=attempt)
+    if (board_changed and _within_visible_board(attempt, rank_value=rank_value)) or (
+        new_target_broken
+    ):
         leaderboard_push_on_commit(challenge_id=challenge.id)
 
 

@@ -213,7 +213,8 @@ def budget_hold(
     call: (the meter its use is recorded with, the target to ask). A spent budget answers
     402 `budget_spent`, or switches to the creator's `fallback_target` (unbudgeted)."""
     workspace = challenge.workspace
-    model = price_key(challenge=challenge)
+    # Several targets: the one this attempt plays is what it is priced at.
+    model = config.model or price_key(challenge=challenge)
     meter = Meter(
         workspace_id=challenge.workspace_id,
         challenge_id=challenge.id,

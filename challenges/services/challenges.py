@@ -9,6 +9,7 @@ from django.db import transaction
 from challenges.models import Challenge, Secret
 from challenges.services.budgets import fallback_target_valid
 from challenges.services.copies import winning_prompts_fill
+from challenges.targets import targets_clean
 from challenges.validation import challenge_errors
 from core.errors import ApplicationError
 from core.slugs import unique_slug
@@ -56,6 +57,9 @@ CHALLENGE_FIELDS = (
     "max_turns",
     "judge_scope",
     "session_token_budget",
+    "targets",
+    "target_assignment",
+    "reveal_targets",
 )
 # Budgets (docs/budgets.md): set on the challenge, never carried in an event file.
 BUDGET_FIELDS = (
@@ -95,6 +99,7 @@ def _validated(challenge: Challenge, changes: dict[str, Any]) -> None:
         raise ApplicationError(
             "Some fields are invalid: " + ", ".join(sorted(errors)) + ".", fields=errors
         )
+    challenge.targets = targets_clean(challenge.targets)
 
 
 @transaction.atomic

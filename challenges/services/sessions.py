@@ -30,13 +30,18 @@ def session_closed_error() -> ApplicationError:
 
 
 def session_open(
-    *, challenge: Challenge, end_user: EndUser, dify_conversation_id: str | None = None
+    *,
+    challenge: Challenge,
+    end_user: EndUser,
+    dify_conversation_id: str | None = None,
+    codename: str = "",
 ) -> PlaySession:
     return PlaySession.objects.create(
         workspace_id=challenge.workspace_id,
         challenge=challenge,
         end_user=end_user,
         dify_conversation_id=dify_conversation_id or None,
+        codename=codename,
     )
 
 
@@ -151,6 +156,7 @@ def turn_record(
                 custom_score=custom_score,
                 idempotency_key=workflow_run_id or None,
                 workflow_run_id=workflow_run_id,
+                codename=session.codename,
             )
         if verdict.passed:
             session.state, session.attempt = PlaySession.State.WON, attempt
