@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from challenges.api import bridge_keys, collections, console
+from challenges.api import bridge_keys, collections, console, hints
 
 urlpatterns = [
     path("challenges", console.ChallengeListCreateApi.as_view(), name="console-challenges"),
@@ -15,6 +15,17 @@ urlpatterns = [
         "challenges/<str:challenge_id>/attempts",
         console.ChallengeAttemptListApi.as_view(),
         name="console-challenge-attempts",
+    ),
+    path(
+        "challenges/<str:challenge_id>/hints",
+        hints.ConsoleChallengeHintsApi.as_view(),
+        name="console-challenge-hints",
+    ),
+    path("hints/<str:hint_id>", hints.ConsoleHintDetailApi.as_view(), name="console-hint"),
+    path(
+        "challenges/<str:challenge_id>/prerequisites",
+        hints.ConsoleChallengePrerequisitesApi.as_view(),
+        name="console-challenge-prerequisites",
     ),
     path("secrets", console.SecretListCreateApi.as_view(), name="console-secrets"),
     path("secrets/<str:secret_id>", console.SecretDetailApi.as_view(), name="console-secret"),

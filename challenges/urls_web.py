@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from challenges.api import collections, play, stream, web
+from challenges.api import collections, hints, play, stream, web
 
 urlpatterns = [
     path("challenges", web.ChallengeListApi.as_view(), name="web-challenges"),
@@ -27,6 +27,12 @@ urlpatterns = [
         stream.AttemptStreamApi.as_view(),
         name="web-challenge-attempts-stream",
     ),
+    path(
+        "challenges/<str:challenge_id>/hints",
+        hints.ChallengeHintListApi.as_view(),
+        name="web-challenge-hints",
+    ),
+    path("hints/<str:hint_id>/unlock", hints.HintUnlockApi.as_view(), name="web-hint-unlock"),
     path(
         "challenge-collections",
         collections.PublicCollectionListApi.as_view(),

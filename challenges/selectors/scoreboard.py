@@ -1,8 +1,10 @@
 """The site-wide scoreboard of a workspace and a player's page: standings, timeline, solves.
 
 A solved challenge is worth POINTS_PER_SOLVE, as in a CTF with static scoring; a player's
-score is the sum over the workspace's public challenges whose leaderboard holds them, and
-ties go to whoever got there first. Each read is one query on LeaderboardEntry.
+score is the sum over the workspace's public challenges whose leaderboard holds them, less
+what the hints they unlocked on those challenges cost (docs/hints.md), and ties go to
+whoever got there first. Each read is one query on LeaderboardEntry, the hint costs a
+correlated aggregate inside it.
 """
 
 import uuid
@@ -10,9 +12,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Max, Q
+from django.db.models import Count, F, IntegerField, Max, OuterRef, Q, Subquery, Sum, Value
+from django.db.models.functions import Coalesce
 
-from challenges.models import Challenge, LeaderboardEntry
+from challenges.models import Challenge, HintUnlock, LeaderboardEntry
 from challenges.scoring import POINTS_PER_SOLVE
 from players.models import EndUser, Workspace
 
@@ -33,7 +36,8 @@ class ScoreboardRow:
 class ScoreTimeline:
     end_user_id: str
     player: str
-    solved_at: list[datetime]
+    # (when, points won or lost): +POINTS_PER_SOLVE for a solve, -cost for a hint.
+    steps: list[tuple[datetime, int]]
 
 
 @dataclass(frozen=True)
@@ -52,10 +56,11 @@ class PlayerPage:
     player: str
     workspace: Workspace
     solves: list[PlayerSolve]
+    hint_costs: int
 
     @property
     def points(self) -> int:
-        return POINTS_PER_SOLVE * len(self.solves)
+        return POINTS_PER_SOLVE * len(self.solves) - self.hint_costs
 
 
 def _public_name(display_name: str, external_id: str) -> str:
@@ -68,6 +73,11 @@ def _public_entries(workspace: Workspace):
     )
 
 
+def _hints_unlocked(end_user_ids):
+    """Unlocks that cost points on the scoreboard: hints of public challenges."""
+    return HintUnlock.objects.filter(end_user_id__in=end_user_ids, hint__challenge__is_active=True)
+
+
 def scoreboard_workspaces() -> list[Workspace]:
     """Workspaces with at least one public challenge, by name."""
     return list(
@@ -76,18 +86,32 @@ def scoreboard_workspaces() -> list[Workspace]:
 
 
 def scoreboard_standings(*, workspace: Workspace, limit: int) -> list[ScoreboardRow]:
+    spent = (
+        HintUnlock.objects.filter(
+            end_user_id=OuterRef("end_user_id"), hint__challenge__is_active=True
+        )
+        .order_by()
+        .values("end_user_id")
+        .annotate(total=Sum("cost"))
+        .values("total")
+    )
     rows = (
         _public_entries(workspace)
         .values("end_user_id", "end_user__display_name", "end_user__external_id")
-        .annotate(solves=Count("id"), last_solve_at=Max("first_succeeded_at"))
-        .order_by("-solves", "last_solve_at", "end_user_id")[:limit]
+        .annotate(
+            solves=Count("id"),
+            last_solve_at=Max("first_succeeded_at"),
+            spent=Coalesce(Subquery(spent, output_field=IntegerField()), 0),
+        )
+        .annotate(points=F("solves") * POINTS_PER_SOLVE - F("spent"))
+        .order_by("-points", "last_solve_at", "end_user_id")[:limit]
     )
     return [
         ScoreboardRow(
             rank=position,
             end_user_id=str(row["end_user_id"]),
             player=_public_name(row["end_user__display_name"], row["end_user__external_id"]),
-            points=row["solves"] * POINTS_PER_SOLVE,
+            points=row["points"],
             solves=row["solves"],
             last_solve_at=row["last_solve_at"],
         )
@@ -98,20 +122,28 @@ def scoreboard_standings(*, workspace: Workspace, limit: int) -> list[Scoreboard
 def scoreboard_timelines(
     *, workspace: Workspace, standings: list[ScoreboardRow]
 ) -> list[ScoreTimeline]:
-    """When each of the top players solved each challenge, in standing order."""
+    """When each of the top players solved each challenge or paid for a hint, in standing
+    order (one query for both)."""
     leaders = standings[:GRAPH_PLAYERS]
-    solved_at: dict[str, list[datetime]] = {row.end_user_id: [] for row in leaders}
-    for end_user_id, moment in (
+    leader_ids = [row.end_user_id for row in leaders]
+    steps: dict[str, list[tuple[datetime, int]]] = {row.end_user_id: [] for row in leaders}
+    solves = (
         _public_entries(workspace)
-        .filter(end_user_id__in=[row.end_user_id for row in leaders])
-        .order_by("first_succeeded_at")
-        .values_list("end_user_id", "first_succeeded_at")
+        .filter(end_user_id__in=leader_ids)
+        .order_by()
+        .values_list("end_user_id", "first_succeeded_at", Value(POINTS_PER_SOLVE))
+    )
+    costs = (
+        _hints_unlocked(leader_ids)
+        .order_by()
+        .values_list("end_user_id", "created_at", Value(0) - F("cost"))
+    )
+    for end_user_id, moment, points in sorted(
+        solves.union(costs, all=True), key=lambda step: (step[1], -step[2])
     ):
-        solved_at[str(end_user_id)].append(moment)
+        steps[str(end_user_id)].append((moment, points))
     return [
-        ScoreTimeline(
-            end_user_id=row.end_user_id, player=row.player, solved_at=solved_at[row.end_user_id]
-        )
+        ScoreTimeline(end_user_id=row.end_user_id, player=row.player, steps=steps[row.end_user_id])
         for row in leaders
     ]
 
@@ -147,8 +179,10 @@ def player_page(*, end_user_id: Any) -> PlayerPage | None:
         )
         .order_by("first_succeeded_at")
     )
+    hint_costs = _hints_unlocked([end_user.id]).aggregate(total=Sum("cost"))["total"] or 0
     return PlayerPage(
         end_user_id=str(end_user.id),
+        hint_costs=hint_costs,
         player=end_user.public_name,
         workspace=end_user.workspace,
         solves=[
