@@ -50,7 +50,13 @@ def test_it_lists_hints_in_order_with_free_bodies_only(vault, free_hint, paid_hi
         body = api.get(hints_url(vault)).json()
         assert body["count"] == 2
         assert body["results"] == [
-            {"id": str(free_hint.id), "order": 1, "cost": 0, "unlocked": True, "body_md": FREE_BODY},
+            {
+                "id": str(free_hint.id),
+                "order": 1,
+                "cost": 0,
+                "unlocked": True,
+                "body_md": FREE_BODY,
+            },
             {"id": str(paid_hint.id), "order": 2, "cost": 20, "unlocked": False, "body_md": None},
         ]
         assert "poem" not in api.get(hints_url(vault)).content.decode()
@@ -64,13 +70,17 @@ def test_it_unlocks_a_paid_hint_once_201_then_200_with_the_body(vault, paid_hint
 
     assert first.status_code == 201
     assert again.status_code == 200
-    assert first.json() == again.json() == {
-        "id": str(paid_hint.id),
-        "order": 2,
-        "cost": 20,
-        "unlocked": True,
-        "body_md": PAID_BODY,
-    }
+    assert (
+        first.json()
+        == again.json()
+        == {
+            "id": str(paid_hint.id),
+            "order": 2,
+            "cost": 20,
+            "unlocked": True,
+            "body_md": PAID_BODY,
+        }
+    )
     unlock = HintUnlock.objects.get()
     assert (unlock.hint_id, unlock.cost) == (paid_hint.id, 20)
     listed = api.get(hints_url(vault)).json()["results"][0]
@@ -255,7 +265,9 @@ def test_the_page_shows_free_hints_and_asks_before_unlocking_a_paid_one(
 def test_a_hint_body_is_sanitised(vault, player):
     hint_create(
         challenge=vault,
-        body_md='Free <script>alert(1)</script> [x](javascript:alert(2)) <img src=x onerror=alert(3)>',
+        body_md=(
+            "Free <script>alert(1)</script> [x](javascript:alert(2)) <img src=x onerror=alert(3)>"
+        ),
     )
 
     page = Client().get("/challenges/vault/").content.decode()

@@ -7,8 +7,12 @@ import pytest
 
 from challenges.models import Hint
 from challenges.services.hints import hint_create, hint_unlock
-from tests.challenges.test_admin_challenges import admin_client, change_url, form_data
-from tests.challenges.test_admin_challenges import inline_management
+from tests.challenges.test_admin_challenges import (
+    admin_client,
+    change_url,
+    form_data,
+    inline_management,
+)
 from tests.factories import make_challenge, make_player
 
 pytestmark = pytest.mark.django_db
@@ -40,7 +44,11 @@ def test_it_creates_lists_updates_and_deletes_hints(creator_api, vault):
     detail = f"/console/api/hints/{paid.json()['id']}"
     patched = creator_api.patch(detail, {"cost": 30, "order": 0}, format="json")
     assert patched.status_code == 200
-    assert (patched.json()["cost"], patched.json()["order"], patched.json()["unlocks"]) == (30, 0, 2)
+    assert (patched.json()["cost"], patched.json()["order"], patched.json()["unlocks"]) == (
+        30,
+        0,
+        2,
+    )
     assert creator_api.get(url).json()["results"][0]["id"] == paid.json()["id"]
 
     assert creator_api.delete(detail).status_code == 204
@@ -67,13 +75,13 @@ def test_it_refuses_bad_hints_with_the_field_named(creator_api, vault, payload, 
     assert Hint.objects.count() == 0
 
 
-def test_another_workspaces_hints_are_404_and_viewers_only_read(
-    outsider_api, viewer_api, vault
-):
+def test_another_workspaces_hints_are_404_and_viewers_only_read(outsider_api, viewer_api, vault):
     hint = hint_create(challenge=vault, body_md="Ask nicely.", cost=10)
     for response in (
         outsider_api.get(f"/console/api/challenges/{vault.id}/hints"),
-        outsider_api.post(f"/console/api/challenges/{vault.id}/hints", {"body_md": "x"}, format="json"),
+        outsider_api.post(
+            f"/console/api/challenges/{vault.id}/hints", {"body_md": "x"}, format="json"
+        ),
         outsider_api.get(f"/console/api/hints/{hint.id}"),
         outsider_api.patch(f"/console/api/hints/{hint.id}", {"cost": 0}, format="json"),
         outsider_api.delete(f"/console/api/hints/{hint.id}"),
