@@ -121,7 +121,13 @@ class HintInline(WorkspaceScopedInline):
     verbose_name_plural = "Hints (free when the cost is 0; a paid one comes off the scoreboard)"
 
     def get_queryset(self, request: HttpRequest):
-        return super().get_queryset(request).annotate(unlocks_count=Count("unlocks"))
+        # Explicit order: Meta.ordering does not apply to a grouped query.
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(unlocks_count=Count("unlocks"))
+            .order_by("order", "created_at", "id")
+        )
 
     @admin.display(description="Unlocks")
     def unlocks(self, obj: Hint) -> str:

@@ -184,11 +184,22 @@ def level_map(*, solved_ids: set[uuid.UUID]) -> LevelMap:
         if previous and previous[0] == collection_id and previous[1] not in solved_ids:
             locked.add(challenge_id)
         previous = (collection_id, challenge_id)
-    locked.update(
-        challenge_id
-        for challenge_id, prerequisite_id in ChallengePrerequisite.objects.filter(
-            challenge__is_active=True, prerequisite__is_active=True
-        ).values_list("challenge_id", "prerequisite_id")
-        if prerequisite_id not in solved_ids
-    )
+    locked.update(prerequisite_locked_ids(solved_ids=solved_ids))
     return LevelMap(order=order, locked_ids=locked)
+
+
+def prerequisite_locked_ids(
+    *, solved_ids: set[uuid.UUID], challenge_ids: list[uuid.UUID] | None = None
+) -> set[uuid.UUID]:
+    """The active challenges (of `challenge_ids`, or all) that an active prerequisite the
+    player has not solved keeps locked (one query)."""
+    links = ChallengePrerequisite.objects.filter(
+        challenge__is_active=True, prerequisite__is_active=True
+    )
+    if challenge_ids is not None:
+        links = links.filter(challenge_id__in=challenge_ids)
+    return {
+        challenge_id
+        for challenge_id, prerequisite_id in links.values_list("challenge_id", "prerequisite_id")
+        if prerequisite_id not in solved_ids
+    }

@@ -224,3 +224,20 @@ def test_the_admin_sets_prerequisites_and_refuses_a_cycle_with_a_form_error(
 
     page = client.get(change_url(finale)).content.decode()
     assert "Prerequisites (challenges of this workspace a player must solve first)" in page
+
+
+def test_a_collection_page_marks_a_challenge_waiting_for_prerequisites(workspace, trio, player):
+    from challenges.services.collections import collection_create, collection_set_challenges
+
+    basics, tools, finale = trio
+    pack = collection_create(workspace=workspace, user=None, name="Pack", slug="pack")
+    collection_set_challenges(collection=pack, challenge_ids=[finale.id, basics.id])
+    browser = Client()
+    browser.force_login(player)
+
+    page = browser.get("/collections/pack/").content.decode()
+    assert page.count('data-locked="true"') == 1
+
+    for challenge in (basics, tools):
+        record_win(challenge, end_user_for_account(workspace=workspace, account=player))
+    assert 'data-locked="true"' not in browser.get("/collections/pack/").content.decode()
