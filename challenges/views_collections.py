@@ -13,7 +13,7 @@ from challenges.selectors.collections import (
     collection_public_by_slug,
     leaderboard_for_collection,
 )
-from challenges.selectors.levels import prerequisite_locked_ids, solved_challenge_ids_of_account
+from challenges.selectors.levels import prerequisite_locked_ids_of_account
 from challenges.views import theme_style
 from core.errors import ApplicationError
 
@@ -26,8 +26,8 @@ def collection_page(request: HttpRequest, slug: str) -> HttpResponse:
     progress = collection_progress(collection=collection, account=request.user)
     challenges = []
     # Prerequisites may lie outside the collection: every solve of the player counts.
-    waiting = prerequisite_locked_ids(
-        solved_ids=solved_challenge_ids_of_account(account=request.user),
+    waiting = prerequisite_locked_ids_of_account(
+        account=request.user,
         challenge_ids=[item.challenge_id for item in collection.ordered_items],
     )
     for item in collection.ordered_items:

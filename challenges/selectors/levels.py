@@ -9,6 +9,7 @@ import uuid
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Exists, OuterRef
 
 from challenges.models import (
     Challenge,
@@ -186,6 +187,22 @@ def level_map(*, solved_ids: set[uuid.UUID]) -> LevelMap:
         previous = (collection_id, challenge_id)
     locked.update(prerequisite_locked_ids(solved_ids=solved_ids))
     return LevelMap(order=order, locked_ids=locked)
+
+
+def prerequisite_locked_ids_of_account(
+    *, account: AbstractBaseUser, challenge_ids: list[uuid.UUID]
+) -> set[uuid.UUID]:
+    """`prerequisite_locked_ids` for the logged-in player (or a visitor), with their solves
+    looked up in the same query."""
+    links = ChallengePrerequisite.objects.filter(
+        challenge_id__in=challenge_ids, challenge__is_active=True, prerequisite__is_active=True
+    )
+    if account.is_authenticated:
+        solved = LeaderboardEntry.objects.filter(
+            challenge_id=OuterRef("prerequisite_id"), end_user__account=account
+        )
+        links = links.exclude(Exists(solved))
+    return set(links.values_list("challenge_id", flat=True).distinct())
 
 
 def prerequisite_locked_ids(

@@ -89,8 +89,8 @@ def test_it_reads_the_page_in_the_same_number_of_queries_for_any_number_of_playe
     client = Client()
     client.force_login(player)
     # Session and user, the header's display name, the collection, its items, the
-    # player's solves, the board (2).
-    with django_assert_max_num_queries(8):
+    # player's solves, the challenges waiting for prerequisites, the board (2).
+    with django_assert_max_num_queries(9):
         response = client.get(f"/collections/{collection.slug}/")
     assert response.status_code == 200
 

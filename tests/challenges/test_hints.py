@@ -2,6 +2,7 @@
 pays once, on the web API and on the page; a paid body never reaches anyone before that;
 the site scoreboard takes the cost off."""
 
+import json
 import re
 import threading
 
@@ -292,3 +293,50 @@ def test_the_page_offers_no_unlock_on_a_locked_challenge(workspace, vault, paid_
     assert refused.status_code == 403
     assert refused.json()["error"]["code"] == "level_locked"
     assert HintUnlock.objects.count() == 0
+
+
+def test_the_demo_gives_level_one_a_free_and_a_paid_hint_once(client):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from challenges.models import Hint
+
+    call_command("demo", stdout=StringIO())
+    again = StringIO()
+    call_command("demo", stdout=again)
+
+    hints = Hint.objects.filter(challenge__slug="demo-gandalf-1")
+    assert list(hints.values_list("order", "cost")) == [(1, 0), (2, 20)]
+    assert "exists   hints on" in again.getvalue()
+    page = client.get("/challenges/demo-gandalf-1/").content.decode()
+    assert "simply <strong>asking</strong>" in page
+    assert "What is the password?</em>" not in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_unlock_pushes_a_frame_that_refreshes_the_scoreboard_without_the_body(workspace):
+    from asgiref.sync import async_to_sync
+    from channels.db import database_sync_to_async
+
+    from tests.challenges.test_board_frames import socket
+
+    vault = make_challenge(workspace=workspace, name="Vault", slug="vault-live")
+    hint = hint_create(challenge=vault, body_md=PAID_BODY, cost=20)
+    account = make_player("live@example.com")
+    record_win(vault, end_user_for_account(workspace=workspace, account=account))
+
+    async def scenario():
+        communicator = socket(f"/ws/leaderboards/challenge/{vault.id}/")
+        assert (await communicator.connect(timeout=5))[0]
+        await communicator.receive_json_from(timeout=5)  # the board on connect
+        await database_sync_to_async(hint_unlock)(hint=hint, account=account)
+        pushed = await communicator.receive_json_from(timeout=5)
+        await communicator.disconnect()
+        return pushed
+
+    pushed = async_to_sync(scenario)()
+
+    # static/js/scoreboard.js refreshes the standings on any frame after the first.
+    assert len(pushed["entries"]) == 1
+    assert "poem" not in json.dumps(pushed)
