@@ -234,6 +234,9 @@ class ChallengeAttempt(models.Model):
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.WEB)
     # Guess mode ranks a right guess by the prompt whose reply showed the player the secret.
     disclosed_secret = models.BooleanField(default=False, db_default=False)
+    # A win's challenge configuration as it was when it was judged (challenges/proofs.py):
+    # its signed proof names it, and a replay checks it still holds.
+    config_sha256 = models.CharField(max_length=64, blank=True, default="", db_default="")
     idempotency_key = models.CharField(max_length=200, null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
@@ -261,6 +264,11 @@ class ChallengeAttempt(models.Model):
         when = timezone.localtime(self.created_at).strftime("%Y-%m-%d %H:%M")
         return f"{self.end_user} on {self.challenge} at {when} ({verdict})"
 
+    @property
+    def proof_id(self):
+        """A win's signed proof shares its id (challenges/services/proofs.py)."""
+        return self.id if self.succeeded and self.config_sha256 else None
+
 
 class AttemptOwnText(models.Model):
     """A failed attempt's prompt and reply (or a guess's text), masked, kept for the
@@ -275,6 +283,49 @@ class AttemptOwnText(models.Model):
 
     def __str__(self) -> str:
         return f"Own text of {self.attempt_id}"
+
+
+class ProofKey(models.Model):
+    """A workspace's Ed25519 key for signing proofs of wins. The current one has no
+    `retired_at`; retired keys stay published so earlier proofs keep verifying."""
+
+    key_id = models.CharField(max_length=32, primary_key=True)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="proof_keys")
+    # Base64 of the raw 32-byte keys; the private one encrypted at rest as secrets are.
+    public_key = models.CharField(max_length=44)
+    private_key = EncryptedTextField()
+    created_at = models.DateTimeField(default=timezone.now)
+    retired_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace"],
+                condition=Q(retired_at__isnull=True),
+                name="proof_key_one_current",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key_id} ({self.workspace})"
+
+
+class Proof(models.Model):
+    """The signed proof of a winning attempt (SPEC §10), one per attempt, sharing its id.
+    `payload` is the canonical JSON exactly as signed."""
+
+    attempt = models.OneToOneField(
+        ChallengeAttempt, on_delete=models.CASCADE, primary_key=True, related_name="proof"
+    )
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    key = models.ForeignKey(ProofKey, on_delete=models.RESTRICT, related_name="proofs")
+    payload = models.TextField()
+    signature = models.CharField(max_length=88)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"Proof of {self.attempt_id}"
 
 
 class LeaderboardEntry(models.Model):

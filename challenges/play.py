@@ -76,6 +76,10 @@ class PlayResult:
     def attempt_id(self):
         return self.attempt.id
 
+    @property
+    def proof_id(self):
+        return self.attempt.proof_id
+
 
 def challenge_closed_reason(*, challenge: Challenge) -> str | None:
     if challenge.is_open():

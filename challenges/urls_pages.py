@@ -1,6 +1,7 @@
 from django.urls import path
 
-from challenges import views, views_collections, views_scoreboard
+from challenges import views, views_collections, views_proofs, views_scoreboard
+from challenges.api.proofs import ProofKeysApi
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -30,5 +31,7 @@ urlpatterns = [
         name="scoreboard-partial",
     ),
     path("players/<str:end_user_id>/", views_scoreboard.player_page_view, name="player-page"),
+    path("proofs/<str:proof_id>/", views_proofs.proof_page, name="proof-page"),
+    path(".well-known/prompt-challenges/keys", ProofKeysApi.as_view(), name="proof-keys"),
     path("favicon.ico", views_scoreboard.favicon, name="favicon"),
 ]

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from challenges.api import collections, hints, play, stream, web
+from challenges.api import collections, hints, play, proofs, stream, web
 
 urlpatterns = [
     path("challenges", web.ChallengeListApi.as_view(), name="web-challenges"),
@@ -48,4 +48,5 @@ urlpatterns = [
         collections.PublicCollectionLeaderboardApi.as_view(),
         name="web-collection-leaderboard",
     ),
+    path("proofs/<str:proof_id>", proofs.ProofDetailApi.as_view(), name="web-proof"),
 ]

@@ -39,6 +39,7 @@ urlpatterns = [
     path("console/api/", include("players.urls_console")),
     path("console/api/", include("challenges.urls_console")),
     path("console/api/", include("redblue.teams.urls_console")),
+    path("console/api/", include("redblue.porting.urls_console")),
     path("console/api/", include("notifications.urls_console")),
     path("web/api/", include("players.urls_web")),
     path("web/api/", include("challenges.urls_web")),

@@ -16,6 +16,8 @@ from core.ratelimit import client_ip
 from core.threads import run_orm
 from players.selectors import end_user_of_account
 
+PROOF_ID_HELP = "A win's signed proof: GET /web/api/proofs/{proof_id}. Null otherwise."
+
 
 class AttemptCreateApi(AsyncApiView):
     permission_classes = [IsAuthenticated]
@@ -33,6 +35,7 @@ class AttemptCreateApi(AsyncApiView):
         judge_feedback = serializers.CharField(allow_blank=True)
         score = serializers.FloatField(allow_null=True)
         leaderboard_rank = serializers.IntegerField(allow_null=True)
+        proof_id = serializers.UUIDField(allow_null=True, help_text=PROOF_ID_HELP)
 
     @extend_schema(request=InputSerializer, responses={201: OutputSerializer})
     async def post(self, request, challenge_id):
@@ -53,6 +56,7 @@ class AttemptCreateApi(AsyncApiView):
         # attempt, a guess): theirs to read, never a creator's.
         prompt = serializers.SerializerMethodField()
         response = serializers.SerializerMethodField()
+        proof_id = serializers.UUIDField(read_only=True, allow_null=True)
 
         def get_prompt(self, attempt) -> str:
             return attempt.prompt or getattr(_own_text(attempt), "prompt", "")
@@ -75,6 +79,7 @@ class AttemptCreateApi(AsyncApiView):
                 "prompt_length",
                 "response",
                 "response_length",
+                "proof_id",
             )
 
     @extend_schema(responses={200: HistorySerializer(many=True)})
@@ -109,6 +114,7 @@ class GuessCreateApi(AsyncApiView):
         challenge_succeeded = serializers.BooleanField()
         score = serializers.FloatField(allow_null=True)
         leaderboard_rank = serializers.IntegerField(allow_null=True)
+        proof_id = serializers.UUIDField(allow_null=True, help_text=PROOF_ID_HELP)
 
     @extend_schema(request=GuessInputSerializer, responses={201: GuessOutputSerializer})
     async def post(self, request, challenge_id):

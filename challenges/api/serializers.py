@@ -100,6 +100,7 @@ class SecretOutputSerializer(serializers.ModelSerializer):
 
 class AttemptOutputSerializer(serializers.ModelSerializer):
     end_user = serializers.SerializerMethodField()
+    proof_id = serializers.UUIDField(read_only=True, allow_null=True)
 
     class Meta:
         model = ChallengeAttempt
@@ -122,6 +123,7 @@ class AttemptOutputSerializer(serializers.ModelSerializer):
             "response_length",
             "source",
             "created_at",
+            "proof_id",
         )
 
     def get_end_user(self, attempt: ChallengeAttempt) -> dict:

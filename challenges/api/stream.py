@@ -85,6 +85,9 @@ async def _events(started: StartedPlay) -> AsyncIterator[str]:
                 )
                 # The page offers the next level after a win, as its form-post answer does.
                 data["next_level_url"] = None
+                data["proof_url"] = (
+                    reverse("proof-page", args=[piece.proof_id]) if piece.proof_id else None
+                )
                 if piece.challenge_succeeded:
                     data.update(await run_orm(_after_the_win, started.challenge))
                 yield server_sent_event("result", data)

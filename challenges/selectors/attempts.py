@@ -64,6 +64,7 @@ def attempts_of_player(
             "prompt_length",
             "response",
             "response_length",
+            "config_sha256",
             "own_text__prompt",
             "own_text__response",
         )

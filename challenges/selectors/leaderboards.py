@@ -24,6 +24,9 @@ class LeaderboardRow:
     elapsed_ms: int | None
     achieved_at: datetime
     attempt_id: str
+    # The win has a signed proof at /proofs/<attempt_id>/ (wins recorded before proofs
+    # existed have none).
+    has_proof: bool = False
 
 
 def leaderboard_for_challenge(*, challenge: Challenge, limit: int) -> list[LeaderboardRow]:
@@ -31,7 +34,7 @@ def leaderboard_for_challenge(*, challenge: Challenge, limit: int) -> list[Leade
     entries = (
         LeaderboardEntry.objects.filter(challenge=challenge)
         .order_by("rank_value", "achieved_at", "id")
-        .select_related("end_user")
+        .select_related("end_user", "attempt")
         .only(
             "rank_value",
             "achieved_at",
@@ -42,6 +45,7 @@ def leaderboard_for_challenge(*, challenge: Challenge, limit: int) -> list[Leade
             "attempt_id",
             "end_user__display_name",
             "end_user__external_id",
+            "attempt__config_sha256",
         )[:limit]
     )
     return [
@@ -56,6 +60,7 @@ def leaderboard_for_challenge(*, challenge: Challenge, limit: int) -> list[Leade
             elapsed_ms=entry.elapsed_ms,
             achieved_at=entry.achieved_at,
             attempt_id=str(entry.attempt_id),
+            has_proof=bool(entry.attempt.config_sha256),
         )
         for position, entry in enumerate(entries, start=1)
     ]

@@ -13,7 +13,9 @@ from challenges.live import (
     leaderboard_push_on_commit,
 )
 from challenges.models import AttemptOwnText, Challenge, ChallengeAttempt, LeaderboardEntry
+from challenges.proofs import challenge_config_sha256
 from challenges.scoring import Standing, standing_for
+from challenges.services.proofs import proof_issue, proof_key_current
 from challenges.services.secrets import secret_value_for
 from core.errors import ApplicationError
 from core.outages import retry_if_connection_was_dead
@@ -72,6 +74,9 @@ def attempt_build(
         source=source,
         disclosed_secret=disclosed_secret,
         idempotency_key=idempotency_key or None,
+        # Fixed now, with the configuration the attempt was judged under: a creator's edit
+        # during the model call, or after, does not change what the win's proof names.
+        config_sha256=challenge_config_sha256(challenge) if verdict.passed else "",
     )
     if verdict.passed or challenge.keep_failed_prompts:
         attempt.prompt = redact_secrets(prompt, [secret])
@@ -118,6 +123,9 @@ def attempt_record(
         secret=secret,
         disclosed_secret=disclosed_secret,
     )
+    # Made (the first time) outside the attempt's transaction, so that a race for a
+    # workspace's first key never rolls an attempt back.
+    proof_key = proof_key_current(workspace_id=challenge.workspace_id) if verdict.passed else None
     try:
         with transaction.atomic():
             attempt.save(force_insert=True)
@@ -127,6 +135,8 @@ def attempt_record(
                     prompt=redact_secrets(own_text[0], [secret]),
                     response=redact_secrets(own_text[1], [secret]),
                 )
+            if proof_key is not None:
+                proof_issue(attempt=attempt, key=proof_key)
             previous_head = board_head(challenge_id=challenge.id) if verdict.passed else None
             board_changed = verdict.passed and _leaderboard_offer(
                 attempt, rank_value=standing.rank_value

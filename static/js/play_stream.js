@@ -59,6 +59,14 @@
     if (words.score) meta.appendChild(element("span", "", words.score));
     if (data.leaderboard_rank) meta.appendChild(element("span", "", "You are #" + data.leaderboard_rank + " on the leaderboard"));
     verdict.appendChild(meta);
+    if (won && data.proof_url) {
+      var note = element("p", "proof-note");
+      var proof = element("a", "", "The signed proof of your break →");
+      proof.id = "proof-link";
+      proof.href = data.proof_url;
+      note.appendChild(proof);
+      verdict.appendChild(note);
+    }
     if (won && data.next_level_url) {
       var next = element("p", "next-level");
       var link = element("a", "button", data.next_level_label || "Next level →");

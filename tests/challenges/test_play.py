@@ -44,6 +44,7 @@ def test_it_judges_a_failed_attempt_and_keeps_only_a_fingerprint(player_api, gua
         "judge_feedback",
         "score",
         "leaderboard_rank",
+        "proof_id",
     }
     assert body["challenge_succeeded"] is False
     assert body["leaderboard_rank"] is None
