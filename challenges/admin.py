@@ -343,6 +343,16 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                     "fields": (("app_id", "workflow_id"),),
                 },
             ),
+            (
+                "Copies",
+                {
+                    "classes": ("collapse",),
+                    "description": "Winning prompts are compared with other players' earlier "
+                    "winning prompts on this challenge (trigram similarity, 0 to 1; see "
+                    "docs/copies.md).",
+                    "fields": (("copy_policy", "copy_threshold"),),
+                },
+            ),
             ("Theme", {"classes": ("collapse",), "description": _THEME_HELP, "fields": ("theme",)}),
             (
                 "Advanced",
@@ -562,6 +572,8 @@ class ChallengeAttemptAdmin(WorkspaceScopedAdmin):
         "source",
         "workflow_run_id",
         "idempotency_key",
+        "near_copy_of",
+        "near_copy_similarity",
         "created_at",
     )
 

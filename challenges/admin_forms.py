@@ -246,8 +246,10 @@ class ChallengeAdminForm(forms.ModelForm):
             self.fields["slug"].help_text = "Left blank, it is made from the name."
         if "secret_ref" in self.fields:
             self.fields["secret_ref"].choices = self._secret_choices()
-        if "answer_mode" in self.fields:
-            self.fields["answer_mode"].required = False
+        # Forms (and scripts) that predate a setting leave it as it was, or its default.
+        for name in ("answer_mode", "copy_policy", "copy_threshold"):
+            if name in self.fields:
+                self.fields[name].required = False
         for name in ("description", "goal", "instructions_md", "system_prompt", "success_pattern"):
             if name in self.fields:
                 self.fields[name].widget.attrs["rows"] = 3 if name != "instructions_md" else 6
@@ -298,6 +300,13 @@ class ChallengeAdminForm(forms.ModelForm):
 
     def clean_answer_mode(self) -> str:
         return self.cleaned_data.get("answer_mode") or Challenge.AnswerMode.OUTPUT
+
+    def clean_copy_policy(self) -> str:
+        return self.cleaned_data.get("copy_policy") or self.instance.copy_policy
+
+    def clean_copy_threshold(self) -> float:
+        threshold = self.cleaned_data.get("copy_threshold")
+        return self.instance.copy_threshold if threshold is None else threshold
 
     def _secret_choices(self) -> list[tuple[str, str]]:
         if self.instance.workspace_id:

@@ -13,11 +13,18 @@ while the generation it started under is still the current one (one Lua script).
 newest refresh read the database after every commit whose refresh came before it, so the
 board that stays is never older than the newest commit.
 
+Only what anyone may see is stored: the public board of a workspace whose boards are
+public, frozen while its event is (challenges/selectors/standings.py). A live board is kept
+no longer than the freeze's start and a frozen one no longer than the event's end, when
+the freeze begins or lifts by itself; a creator's change of the event's settings redraws
+every board of the workspace (challenges/receivers.py).
+
 With no REDIS_URL (the embedded default: local-memory cache, one process) nothing is
 stored and every read misses; the callers then read the database as before.
 """
 
 import logging
+import math
 import time
 import uuid
 from dataclasses import dataclass
@@ -27,12 +34,13 @@ import orjson
 import redis
 from django.conf import settings
 from django.db import connection, transaction
+from django.utils import timezone
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 from redis.retry import Retry
 
 from challenges.board_render import RenderedBoard, board_render
-from challenges.models import LeaderboardEntry
+from challenges.models import Challenge, LeaderboardEntry
 from challenges.selectors.challenges import challenge_visible_by_id
 from core.aio_clients import redis_client
 
@@ -189,11 +197,28 @@ def _generation_bump(client: redis.Redis, challenge_id: str) -> int:
 
 
 def _store_if_current(
-    client: redis.Redis, challenge_id: str, generation: int, board: CachedBoard
+    client: redis.Redis, challenge_id: str, generation: int, board: CachedBoard, seconds: int
 ) -> bool:
     keys = [board_cache_key(challenge_id), _generation_key(challenge_id)]
-    args = [str(generation), _encode(board), BOARD_CACHE_SECONDS]
+    args = [str(generation), _encode(board), seconds]
     return bool(client.eval(_STORE_IF_CURRENT, 2, *keys, *args))
+
+
+def _keep_seconds(rendered: RenderedBoard, challenge) -> int | None:
+    """How long the drawing may be served; None when it must not be stored at all."""
+    if not rendered.view.shown:
+        return None  # players-only or hidden boards: every read checks who asks
+    workspace = challenge.workspace
+    # A freeze begins, or lifts at the end, with no write to replace the drawing: it is
+    # kept no longer than that moment.
+    if rendered.view.cutoff is not None:
+        turn = workspace.ends_at
+    else:
+        turn = workspace.freeze_at if workspace.freeze_lifted_at is None else None
+    now = timezone.now()
+    if turn is None or turn <= now:
+        return BOARD_CACHE_SECONDS
+    return max(1, min(BOARD_CACHE_SECONDS, math.ceil((turn - now).total_seconds())))
 
 
 def _cached_board(rendered: RenderedBoard, generation: int | None) -> CachedBoard:
@@ -230,9 +255,12 @@ def board_cache_refresh(*, challenge_id: Any) -> dict[str, Any] | None:
         return None
     rendered = board_render(challenge=challenge)
     board = _cached_board(rendered, generation)
-    if client is not None and generation is not None:
+    seconds = _keep_seconds(rendered, challenge)
+    if seconds is None and client is not None:
+        _delete(client, canonical)
+    elif client is not None and generation is not None:
         try:
-            _store_if_current(client, canonical, generation, board)
+            _store_if_current(client, canonical, generation, board, seconds)
         except RedisError as error:
             _warn("store a board", error)
     # Pushed even when a newer refresh won the store: the frame's version orders them.
@@ -240,8 +268,9 @@ def board_cache_refresh(*, challenge_id: Any) -> dict[str, Any] | None:
 
 
 def board_cache_fill(*, challenge_id: Any) -> CachedBoard | None:
-    """On a miss: the visible challenge's board drawn from the database and stored unless
-    a refresh or drop began meanwhile; None for an unknown or hidden challenge."""
+    """On a miss: the visible challenge's public board drawn from the database and stored
+    unless a refresh or drop began meanwhile, or its boards are not public (the caller
+    has checked the viewer then); None for an unknown or inactive challenge."""
     canonical = _canonical_id(challenge_id)
     if canonical is None:
         return None
@@ -258,10 +287,12 @@ def board_cache_fill(*, challenge_id: Any) -> CachedBoard | None:
     challenge = challenge_visible_by_id(challenge_id=canonical)
     if challenge is None:
         return None
-    board = _cached_board(board_render(challenge=challenge), generation)
-    if client is not None and generation is not None:
+    rendered = board_render(challenge=challenge)
+    board = _cached_board(rendered, generation)
+    seconds = _keep_seconds(rendered, challenge)
+    if client is not None and generation is not None and seconds is not None:
         try:
-            _store_if_current(client, canonical, generation, board)
+            _store_if_current(client, canonical, generation, board, seconds)
         except RedisError as error:
             _warn("store a board", error)
     return board
@@ -289,6 +320,20 @@ def board_cache_drop(*, challenge_id: Any) -> None:
 
 def board_cache_drop_on_commit(*, challenge_id: Any) -> None:
     transaction.on_commit(lambda: board_cache_drop(challenge_id=challenge_id))
+
+
+def board_cache_drop_for_workspace_on_commit(*, workspace_id: Any) -> None:
+    """Every board of the workspace, dropped once the transaction commits: its event
+    settings (freeze, visibility) changed what each one shows."""
+    challenge_ids = list(
+        Challenge.objects.filter(workspace_id=workspace_id).values_list("id", flat=True)
+    )
+
+    def drop() -> None:
+        for challenge_id in challenge_ids:
+            board_cache_drop(challenge_id=challenge_id)
+
+    transaction.on_commit(drop)
 
 
 def board_cache_drop_for_end_users_on_commit(*, end_user_ids: Any) -> None:

@@ -16,6 +16,7 @@ from challenges.selectors.leaderboards import (
     leaderboard_for_challenge,
     leaderboard_standings,
 )
+from challenges.selectors.standings import BoardView, board_view_public
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class RenderedBoard:
     html: str
     # The live frame: the standings a socket receives, with `html` among them.
     standings: dict[str, Any]
+    view: BoardView
 
 
 def board_etag(body: bytes) -> str:
@@ -32,39 +34,55 @@ def board_etag(body: bytes) -> str:
     return '"' + hashlib.blake2b(body, digest_size=16).hexdigest() + '"'
 
 
-def board_body(*, challenge: Challenge, rows: list[LeaderboardRow], limit: int) -> bytes:
+def board_body(
+    *, challenge: Challenge, rows: list[LeaderboardRow], limit: int, view: BoardView
+) -> bytes:
     """The web API's answer for `?limit=`: the serializer the OpenAPI schema documents."""
     board = {
         "challenge_id": challenge.id,
         "scoring_strategy": challenge.scoring_strategy,
+        "frozen_at": view.cutoff,
+        "bracket": view.bracket.slug if view.bracket else None,
         "limit": limit,
         "entries": rows,
     }
     return orjson.dumps(LeaderboardSerializer(board).data)
 
 
-def board_body_for_limit(*, challenge: Challenge, limit: int) -> bytes:
+def board_body_for_limit(*, challenge: Challenge, limit: int, view: BoardView) -> bytes:
     return board_body(
         challenge=challenge,
-        rows=leaderboard_for_challenge(challenge=challenge, limit=limit),
+        rows=leaderboard_for_challenge(challenge=challenge, limit=limit, view=view),
         limit=limit,
+        view=view,
     )
 
 
-def board_html(*, challenge: Challenge, rows: list[LeaderboardRow]) -> str:
+def board_html(*, challenge: Challenge, rows: list[LeaderboardRow], view: BoardView) -> str:
     # No viewer's own row is marked: the page's script marks it from a data attribute.
     return render_to_string(
         "challenges/_board_rows.html",
-        {"challenge": challenge, "leaderboard": rows, "own_end_user_id": ""},
+        {
+            "challenge": challenge,
+            "leaderboard": rows,
+            "own_end_user_id": "",
+            "frozen_at": view.cutoff,
+        },
     )
 
 
 def board_render(*, challenge: Challenge) -> RenderedBoard:
-    """The default board (LEADERBOARD_DEFAULT_LIMIT rows) in every form it is served in."""
+    """The public default board (LEADERBOARD_DEFAULT_LIMIT rows, every bracket, frozen while
+    the event is) in every form it is served in, and the view it was drawn for."""
+    view = board_view_public(workspace=challenge.workspace)
     limit = settings.LEADERBOARD_DEFAULT_LIMIT
-    rows = leaderboard_for_challenge(challenge=challenge, limit=limit)
-    body = board_body(challenge=challenge, rows=rows, limit=limit)
-    html = board_html(challenge=challenge, rows=rows)
-    standings = leaderboard_standings(challenge=challenge, rows=rows)
+    rows = leaderboard_for_challenge(challenge=challenge, limit=limit, view=view)
+    body = board_body(challenge=challenge, rows=rows, limit=limit, view=view)
+    html = board_html(challenge=challenge, rows=rows, view=view)
+    standings = leaderboard_standings(challenge=challenge, rows=rows, view=view)
     standings["html"] = html
-    return RenderedBoard(body=body, etag=board_etag(body), html=html, standings=standings)
+    # Who may receive the frame: a socket whose viewer it excludes closes (consumers.py).
+    standings["audience"] = challenge.workspace.board_visibility
+    return RenderedBoard(
+        body=body, etag=board_etag(body), html=html, standings=standings, view=view
+    )

@@ -14,7 +14,9 @@ from redis.exceptions import RedisError
 
 from challenges.board_cache import board_cache_fill, board_cached
 from challenges.live import collection_group, collection_standings, leaderboard_group
+from challenges.selectors.challenges import challenge_visible_by_id
 from challenges.selectors.collections import collections_public
+from challenges.selectors.standings import board_audiences, board_view
 from core.sockets import PushOnlyConsumer
 
 logger = logging.getLogger(__name__)
@@ -44,11 +46,14 @@ class ChallengeLeaderboardConsumer(PushOnlyConsumer):
 
     async def board(self) -> tuple[str, str] | None:
         """(the frame to send on connect, as JSON text; the group of later pushes), None for
-        an unknown or hidden challenge. A cached board costs no database query."""
+        an unknown or inactive challenge, or boards this viewer may not see. A cached board
+        (only public ones are) costs no database query."""
         challenge_id = self.scope["url_route"]["kwargs"]["challenge_id"]
         board = await board_cached(challenge_id)
         if board is None:
-            board = await database_sync_to_async(board_cache_fill)(challenge_id=challenge_id)
+            board = await database_sync_to_async(_board_for_viewer)(
+                challenge_id, self.scope.get("user")
+            )
         if board is None:
             return None
         return board.frame.decode(), leaderboard_group(uuid.UUID(challenge_id))
@@ -74,7 +79,22 @@ class ChallengeLeaderboardConsumer(PushOnlyConsumer):
         await self._leave_group()
 
     async def leaderboard_changed(self, event):
-        await self.send_json(event["standings"])
+        standings = event["standings"]
+        if not await self._may_receive(standings.get("audience", "public")):
+            # The creators made the boards players-only or hidden since this socket opened.
+            await self._leave_group()
+            await self.close(code=4404)
+            return
+        await self.send_json(standings)
+
+    async def _may_receive(self, audience: str) -> bool:
+        if audience == "public":
+            return True
+        if not hasattr(self, "workspace_access"):
+            self.workspace_access = await database_sync_to_async(_workspace_access)(
+                self.scope["url_route"]["kwargs"], self.scope.get("user")
+            )
+        return audience in self.workspace_access
 
     async def _leave_group(self) -> None:
         group, self.group = getattr(self, "group", None), None
@@ -99,13 +119,41 @@ class ChallengeLeaderboardConsumer(PushOnlyConsumer):
             delay = min(delay * 2, self.redis_max_delay)
 
 
+def _board_for_viewer(challenge_id: str, user):
+    challenge = challenge_visible_by_id(challenge_id=challenge_id)
+    if challenge is None or not board_view(workspace=challenge.workspace, viewer=user).shown:
+        return None
+    return board_cache_fill(challenge_id=challenge_id)
+
+
+def _workspace_of(route: dict):
+    if "challenge_id" in route:
+        challenge = challenge_visible_by_id(challenge_id=route["challenge_id"])
+        return challenge.workspace if challenge else None
+    collection = collections_public().filter(id=route["collection_id"]).first()
+    return collection.workspace if collection else None
+
+
+def _workspace_access(route: dict, user) -> set[str]:
+    """The board audiences (Workspace.board_visibility values) this socket's viewer is in."""
+    workspace = _workspace_of(route)
+    return board_audiences(workspace=workspace, viewer=user) if workspace else set()
+
+
 @database_sync_to_async
-def _collection_standings(collection_id: str) -> dict | None:
+def _collection_standings(collection_id: str, user) -> dict | None:
     try:
-        collection = collections_public().filter(id=uuid.UUID(collection_id)).first()
+        collection = (
+            collections_public()
+            .select_related("workspace")
+            .filter(id=uuid.UUID(collection_id))
+            .first()
+        )
     except ValueError:
         return None
-    return collection_standings(collection=collection) if collection else None
+    if collection is None or not board_view(workspace=collection.workspace, viewer=user).shown:
+        return None
+    return collection_standings(collection=collection)
 
 
 class CollectionLeaderboardConsumer(ChallengeLeaderboardConsumer):
@@ -113,7 +161,9 @@ class CollectionLeaderboardConsumer(ChallengeLeaderboardConsumer):
     after every change that alters them."""
 
     async def board(self) -> tuple[str, str] | None:
-        standings = await _collection_standings(self.scope["url_route"]["kwargs"]["collection_id"])
+        standings = await _collection_standings(
+            self.scope["url_route"]["kwargs"]["collection_id"], self.scope.get("user")
+        )
         if standings is None:
             return None
         return json.dumps(standings), collection_group(standings["collection_id"])

@@ -1,5 +1,6 @@
 """The live leaderboard of a challenge: its channel-layer group and the push after a change."""
 
+import contextlib
 import hashlib
 import json
 from typing import Any
@@ -18,8 +19,10 @@ from challenges.models import (
     LeaderboardEntry,
 )
 from challenges.selectors.collections import collections_public, leaderboard_for_collection
+from challenges.selectors.standings import board_view_public
 from notifications.live import group_send, group_send_on_commit
 from notifications.services import event_emit_on_commit
+from players.models import Workspace
 
 
 def leaderboard_group(challenge_id: Any) -> str:
@@ -57,6 +60,21 @@ def _player_id(account_id: Any, external_id: str) -> str:
     return str(account_id) if account_id is not None else external_id
 
 
+def _players_told(challenge: Challenge) -> bool:
+    """Whether players are told of first bloods and records now (in-app feed and mail).
+    Not while the scoreboard is frozen, nor when the boards are hidden: the event would
+    reveal a solve the boards do not show. Creators still get the event (their feed in the
+    admin and console, their webhooks); players are not told later either."""
+    # Read now: the caller's challenge may carry its workspace from a cache.
+    workspace = Workspace.objects.only(
+        "freeze_at", "freeze_lifted_at", "ends_at", "board_visibility"
+    ).get(pk=challenge.workspace_id)
+    return (
+        workspace.board_cutoff() is None
+        and workspace.board_visibility != workspace.BoardVisibility.HIDDEN
+    )
+
+
 def attempt_events_emit(
     *, challenge: Challenge, attempt: ChallengeAttempt, previous_head: dict[str, Any] | None
 ) -> None:
@@ -64,6 +82,7 @@ def attempt_events_emit(
     was empty, record beaten when this attempt is the new #1. Each is stored once (the
     event's unique key) and delivered after the commit."""
     player = _player_id(attempt.account_id, attempt.end_user.external_id)
+    told = _players_told(challenge)
     if previous_head is None:
         played = (
             ChallengeAttempt.objects.filter(challenge_id=challenge.id, account_id__isnull=False)
@@ -83,7 +102,7 @@ def attempt_events_emit(
                 "score": attempt.score,
             },
             occurred_at=attempt.created_at,
-            recipient_account_ids=list(played),
+            recipient_account_ids=list(played) if told else [],
         )
         return
     if previous_head["attempt_id"] == attempt.id:
@@ -110,7 +129,7 @@ def attempt_events_emit(
         occurred_at=attempt.created_at,
         recipient_account_ids=(
             [previous_account]
-            if previous_account is not None and previous_account != attempt.account_id
+            if told and previous_account is not None and previous_account != attempt.account_id
             else []
         ),
     )
@@ -122,16 +141,25 @@ def collection_group(collection_id: Any) -> str:
 
 def collection_standings(*, collection: ChallengeCollection) -> dict[str, Any]:
     """What a live collection board shows, as JSON (the web API's leaderboard shape), with
-    the board's HTML as every viewer sees it (the page's script marks the own row)."""
+    the board's HTML as every viewer sees it (the page's script marks the own row): the
+    public board, frozen while the event is."""
+    view = board_view_public(workspace=collection.workspace)
     board = leaderboard_for_collection(
-        collection=collection, limit=settings.LEADERBOARD_DEFAULT_LIMIT
+        collection=collection, limit=settings.LEADERBOARD_DEFAULT_LIMIT, view=view
     )
     html = render_to_string(
         "challenges/_collection_board_rows.html",
-        {"leaderboard": board, "leaderboard_unavailable": "", "own_end_user_id": ""},
+        {
+            "leaderboard": board,
+            "leaderboard_unavailable": "",
+            "own_end_user_id": "",
+            "frozen_at": view.cutoff,
+        },
     )
     return {
         "type": "collection_leaderboard",
+        "audience": collection.workspace.board_visibility,
+        "frozen_at": view.cutoff.isoformat() if view.cutoff else None,
         "collection_id": str(board.collection_id),
         "scoring_strategy": board.scoring_strategy,
         "metric": board.metric,
@@ -172,7 +200,9 @@ def collection_boards_push_on_commit(*, challenge_id: Any) -> None:
         collection_ids = CollectionItem.objects.filter(challenge_id=challenge_id).values(
             "collection_id"
         )
-        for collection in collections_public().filter(id__in=collection_ids):
+        for collection in (
+            collections_public().filter(id__in=collection_ids).select_related("workspace")
+        ):
             standings = collection_standings(collection=collection)
             key = f"live:collection:{collection.id}:shown"
             shown = _shown(standings)
@@ -188,3 +218,30 @@ def collection_boards_push_on_commit(*, challenge_id: Any) -> None:
             )
 
     transaction.on_commit(send)
+
+
+def workspace_boards_push_on_commit(*, workspace_id: Any) -> None:
+    """Once committed, redraw and push every board of the workspace: its event settings
+    (freeze, visibility) changed what each shows, though no row changed."""
+    challenge_ids = list(
+        Challenge.objects.filter(workspace_id=workspace_id).values_list("id", flat=True)
+    )
+    for challenge_id in challenge_ids:
+        leaderboard_push_on_commit(challenge_id=challenge_id)
+
+    def send_collections() -> None:
+        for collection in (
+            collections_public().filter(workspace_id=workspace_id).select_related("workspace")
+        ):
+            # A cache that is down means: push anyway.
+            with contextlib.suppress(Exception):
+                cache.delete(f"live:collection:{collection.id}:shown")
+            group_send(
+                group=collection_group(collection.id),
+                message={
+                    "type": "leaderboard.changed",
+                    "standings": collection_standings(collection=collection),
+                },
+            )
+
+    transaction.on_commit(send_collections)

@@ -35,9 +35,12 @@ class Secret(models.Model):
 class ChallengeQuerySet(models.QuerySet):
     def active(self, now=None) -> "ChallengeQuerySet":
         now = now or timezone.now()
+        # The same window as Challenge.is_open: the challenge's own and its workspace's.
         return self.filter(is_active=True).filter(
             Q(starts_at__isnull=True) | Q(starts_at__lte=now),
             Q(ends_at__isnull=True) | Q(ends_at__gt=now),
+            Q(workspace__starts_at__isnull=True) | Q(workspace__starts_at__lte=now),
+            Q(workspace__ends_at__isnull=True) | Q(workspace__ends_at__gt=now),
         )
 
 
@@ -67,6 +70,11 @@ class Challenge(models.Model):
     class AnswerMode(models.TextChoices):
         OUTPUT = "output"
         GUESS = "guess"
+
+    class CopyPolicy(models.TextChoices):
+        OFF = "off"
+        FLAG = "flag", "flag near-copies"
+        REFUSE = "refuse", "refuse near-copies"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="challenges")
@@ -138,6 +146,21 @@ class Challenge(models.Model):
         default=False,
         help_text="Keep failed attempts' prompts and replies (masked) for research and exports.",
     )
+    # SPEC §10 Copies: a winning prompt this close to another player's earlier win.
+    copy_policy = models.CharField(
+        max_length=10,
+        choices=CopyPolicy.choices,
+        default=CopyPolicy.OFF,
+        db_default=CopyPolicy.OFF,
+        help_text="What to do with a win whose prompt is a near-copy of another player's "
+        "earlier winning prompt: nothing, record it flagged, or refuse it.",
+    )
+    copy_threshold = models.FloatField(
+        default=0.8,
+        db_default=0.8,
+        help_text="Trigram similarity (above 0, up to 1) from which a prompt is a near-copy; "
+        "0.8 catches lightly reworded copies; 1 only prompts made of the same words.",
+    )
 
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
@@ -183,18 +206,35 @@ class Challenge(models.Model):
                 | Q(ends_at__gt=models.F("starts_at")),
                 name="challenge_window_ordered",
             ),
+            models.CheckConstraint(
+                condition=Q(copy_policy__in=["off", "flag", "refuse"]),
+                name="challenge_copy_policy_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(copy_threshold__gt=0, copy_threshold__lte=1),
+                name="challenge_copy_threshold_range",
+            ),
         ]
 
     def __str__(self) -> str:
         return self.name
 
+    def play_window(self) -> tuple:
+        """(starts, ends): the challenge's own window narrowed by its workspace's event
+        window; either may be None (open on that side)."""
+        workspace = self.workspace
+        starts = [moment for moment in (self.starts_at, workspace.starts_at) if moment]
+        ends = [moment for moment in (self.ends_at, workspace.ends_at) if moment]
+        return (max(starts) if starts else None, min(ends) if ends else None)
+
     def is_open(self, now=None) -> bool:
         now = now or timezone.now()
         if not self.is_active:
             return False
-        if self.starts_at and now < self.starts_at:
+        starts, ends = self.play_window()
+        if starts and now < starts:
             return False
-        return not (self.ends_at and now >= self.ends_at)
+        return not (ends and now >= ends)
 
 
 class ChallengeAttempt(models.Model):
@@ -232,12 +272,21 @@ class ChallengeAttempt(models.Model):
     response_length = models.PositiveIntegerField(default=0)
 
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.WEB)
+    # A success's place under the challenge's strategy (LeaderboardEntry.rank_value of the
+    # same standing): a frozen board picks each player's best attempt before the freeze.
+    rank_value = models.FloatField(null=True, blank=True)
     # Guess mode ranks a right guess by the prompt whose reply showed the player the secret.
     disclosed_secret = models.BooleanField(default=False, db_default=False)
     # A win's challenge configuration as it was when it was judged (challenges/proofs.py):
     # its signed proof names it, and a replay checks it still holds.
     config_sha256 = models.CharField(max_length=64, blank=True, default="", db_default="")
     idempotency_key = models.CharField(max_length=200, null=True, blank=True)
+    # A flagged near-copy (SPEC §10 Copies): the other player's earlier win it is closest
+    # to, and the trigram similarity of the two prompts. Creators' views only.
+    near_copy_of = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
+    )
+    near_copy_similarity = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -246,6 +295,12 @@ class ChallengeAttempt(models.Model):
             models.Index(fields=["challenge", "-created_at"], name="attempt_challenge_recent"),
             models.Index(
                 fields=["challenge", "end_user", "-created_at"], name="attempt_player_recent"
+            ),
+            # Partial: the few flagged rows only, so an ordinary insert adds no entry.
+            models.Index(
+                fields=["near_copy_of"],
+                condition=Q(near_copy_of__isnull=False),
+                name="attempt_near_copies",
             ),
         ]
         constraints = [
@@ -283,6 +338,31 @@ class AttemptOwnText(models.Model):
 
     def __str__(self) -> str:
         return f"Own text of {self.attempt_id}"
+
+
+class WinningPrompt(models.Model):
+    """A win's prompt as the near-copy check compares it (SPEC §10 Copies): the stored,
+    masked prompt normalised like the `contains` rule. Its trigram index (pg_trgm, GIN,
+    made by migration 0011 on PostgreSQL) makes the check one indexed query."""
+
+    attempt = models.OneToOneField(
+        ChallengeAttempt, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    # Indexed by winning_prompt_challenge, which starts with it.
+    challenge = models.ForeignKey(
+        Challenge, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    end_user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="+")
+    text = models.TextField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["challenge", "created_at"], name="winning_prompt_challenge"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Winning prompt of {self.attempt_id}"
 
 
 class ProofKey(models.Model):

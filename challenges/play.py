@@ -85,9 +85,10 @@ def challenge_closed_reason(*, challenge: Challenge) -> str | None:
     if challenge.is_open():
         return None
     now = timezone.now()
-    if challenge.is_active and challenge.starts_at and now < challenge.starts_at:
+    starts, ends = challenge.play_window()
+    if challenge.is_active and starts and now < starts:
         return "This challenge has not started yet."
-    if challenge.is_active and challenge.ends_at and now >= challenge.ends_at:
+    if challenge.is_active and ends and now >= ends:
         return "This challenge has ended; new attempts are no longer accepted."
     return "This challenge is closed."
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from challenges.api import bridge_keys, collections, console, hints
+from challenges.api import bridge_keys, collections, console, hints, scoreboard
 
 urlpatterns = [
     path("challenges", console.ChallengeListCreateApi.as_view(), name="console-challenges"),
@@ -27,6 +27,12 @@ urlpatterns = [
         hints.ConsoleChallengePrerequisitesApi.as_view(),
         name="console-challenge-prerequisites",
     ),
+    path(
+        "challenges/<str:challenge_id>/leaderboard",
+        scoreboard.ConsoleChallengeLeaderboardApi.as_view(),
+        name="console-challenge-leaderboard",
+    ),
+    path("scoreboard", scoreboard.ConsoleScoreboardApi.as_view(), name="console-scoreboard"),
     path("secrets", console.SecretListCreateApi.as_view(), name="console-secrets"),
     path("secrets/<str:secret_id>", console.SecretDetailApi.as_view(), name="console-secret"),
     path(

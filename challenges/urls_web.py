@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from challenges.api import collections, hints, play, proofs, stream, web
+from challenges.api import collections, hints, play, proofs, scoreboard, stream, web
 
 urlpatterns = [
     path("challenges", web.ChallengeListApi.as_view(), name="web-challenges"),
@@ -33,6 +33,11 @@ urlpatterns = [
         name="web-challenge-hints",
     ),
     path("hints/<str:hint_id>/unlock", hints.HintUnlockApi.as_view(), name="web-hint-unlock"),
+    path(
+        "scoreboard/<slug:workspace_slug>",
+        scoreboard.ScoreboardApi.as_view(),
+        name="web-scoreboard",
+    ),
     path(
         "challenge-collections",
         collections.PublicCollectionListApi.as_view(),

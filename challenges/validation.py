@@ -204,6 +204,17 @@ def challenge_errors(
     if not (isinstance(mask, list) and all(isinstance(item, str) for item in mask)):
         add("mask_variables", "Must be a list of variable names.")
 
+    if data.get("copy_policy", "off") not in ("off", "flag", "refuse"):
+        add("copy_policy", "Must be 'off', 'flag' or 'refuse'.")
+    threshold = data.get("copy_threshold", 0.8)
+    if (
+        not isinstance(threshold, int | float)
+        or isinstance(threshold, bool)
+        or not 0 < threshold <= 1
+    ):
+        # 0 would make every win a copy of any other (and pg_trgm's index cannot answer it).
+        add("copy_threshold", "A similarity above 0 and at most 1, such as 0.8.")
+
     starts_at, ends_at = data.get("starts_at"), data.get("ends_at")
     if starts_at and ends_at and ends_at <= starts_at:
         add("ends_at", "The end must come after the start.")

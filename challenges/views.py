@@ -11,7 +11,7 @@ from django.utils.cache import get_conditional_response, patch_cache_control, se
 from django.views.decorators.http import require_GET, require_POST
 
 from challenges.markdown import render_markdown
-from challenges.models import Challenge, ChallengeAttempt, Hint
+from challenges.models import Challenge, ChallengeAttempt, Hint, LeaderboardEntry
 from challenges.play import (
     ANSWER_MAX_CHARS,
     PROMPT_MAX_CHARS,
@@ -31,6 +31,7 @@ from challenges.selectors.levels import (
     next_level,
     solved_challenge_ids_of_account,
 )
+from challenges.selectors.standings import board_view
 from challenges.services.hints import hint_unlock
 from challenges.validation import THEME_KEYS
 from core.api import valid_uuids
@@ -39,7 +40,7 @@ from core.images import image_url_allowed
 from core.ratelimit import client_ip
 from core.threads import run_orm
 from players.models import EndUser
-from players.selectors import end_user_of_account
+from players.selectors import brackets_of_workspace, end_user_of_account
 
 HISTORY_LIMIT = 20
 FONT_STACKS = {
@@ -75,29 +76,44 @@ def theme_style(theme: dict) -> str:
     return "; ".join(declarations)
 
 
-def _leaderboard_context(challenge: Challenge, end_user: EndUser | None) -> dict:
+def _leaderboard_context(request, challenge: Challenge, end_user: EndUser | None) -> dict:
+    view = board_view(
+        workspace=challenge.workspace,
+        viewer=request.user,
+        bracket_slug=request.GET.get("bracket", ""),
+    )
     return {
         "challenge": challenge,
+        "board": view,
+        "frozen_at": view.cutoff,
+        "brackets": brackets_of_workspace(workspace_id=challenge.workspace_id)
+        if view.shown
+        else [],
         "leaderboard": leaderboard_for_challenge(
-            challenge=challenge, limit=settings.LEADERBOARD_DEFAULT_LIMIT
-        ),
+            challenge=challenge, limit=settings.LEADERBOARD_DEFAULT_LIMIT, view=view
+        )
+        if view.shown
+        else [],
         "own_end_user_id": str(end_user.id) if end_user else "",
         "own_rank": leaderboard_rank(challenge=challenge, end_user=end_user) if end_user else None,
+        # While frozen the player still sees that they solved it (their place waits).
+        "own_solved": bool(end_user)
+        and LeaderboardEntry.objects.filter(challenge=challenge, end_user=end_user).exists(),
     }
 
 
 def _board_context(request, challenge: Challenge) -> dict:
     end_user = end_user_of_account(workspace_id=challenge.workspace_id, account=request.user)
-    context = _leaderboard_context(challenge, end_user)
+    context = _leaderboard_context(request, challenge, end_user)
     context["history"] = (
         attempts_of_player(challenge=challenge, end_user=end_user, limit=HISTORY_LIMIT)
         if end_user
         else []
     )
-    context["next_level"] = next_level(challenge=challenge) if context["own_rank"] else None
+    context["next_level"] = next_level(challenge=challenge) if context["own_solved"] else None
     context["conquered"] = (
         collection_topped_by(challenge=challenge)
-        if context["own_rank"] and not context["next_level"]
+        if context["own_solved"] and not context["next_level"]
         else None
     )
     return context
@@ -273,7 +289,7 @@ def challenge_leaderboard(request, slug: str):
     challenge = _visible(slug)
     end_user = end_user_of_account(workspace_id=challenge.workspace_id, account=request.user)
     response = render(
-        request, "challenges/_leaderboard.html", _leaderboard_context(challenge, end_user)
+        request, "challenges/_leaderboard.html", _leaderboard_context(request, challenge, end_user)
     )
     patch_cache_control(response, private=True, no_cache=True)
     set_response_etag(response)

@@ -14,8 +14,10 @@ from challenges.selectors.collections import (
     leaderboard_for_collection,
 )
 from challenges.selectors.levels import prerequisite_locked_ids_of_account
+from challenges.selectors.standings import board_view
 from challenges.views import theme_style
 from core.errors import ApplicationError
+from players.selectors import brackets_of_workspace
 
 
 @require_GET
@@ -23,6 +25,11 @@ def collection_page(request: HttpRequest, slug: str) -> HttpResponse:
     collection = collection_public_by_slug(slug=slug)
     if collection is None:
         raise Http404("No such collection.")
+    view = board_view(
+        workspace=collection.workspace,
+        viewer=request.user,
+        bracket_slug=request.GET.get("bracket", ""),
+    )
     progress = collection_progress(collection=collection, account=request.user)
     challenges = []
     # Prerequisites may lie outside the collection: every solve of the player counts.
@@ -38,13 +45,14 @@ def collection_page(request: HttpRequest, slug: str) -> HttpResponse:
             collection.in_order and bool(challenges) and not challenges[-1]["solved"]
         ) or item.challenge_id in waiting
         challenges.append({"challenge": item.challenge, "solved": solved, "locked": locked})
+    leaderboard, leaderboard_unavailable = None, ""
     try:
-        leaderboard = leaderboard_for_collection(
-            collection=collection, limit=settings.LEADERBOARD_DEFAULT_LIMIT
-        )
-        leaderboard_unavailable = ""
+        if view.shown:
+            leaderboard = leaderboard_for_collection(
+                collection=collection, limit=settings.LEADERBOARD_DEFAULT_LIMIT, view=view
+            )
     except ApplicationError as error:
-        leaderboard, leaderboard_unavailable = None, error.message
+        leaderboard_unavailable = error.message
     return render(
         request,
         "challenges/collection.html",
@@ -57,8 +65,13 @@ def collection_page(request: HttpRequest, slug: str) -> HttpResponse:
             "leaderboard": leaderboard,
             "leaderboard_unavailable": leaderboard_unavailable,
             "own_end_user_id": progress.end_user_id,
+            "board": view,
+            "frozen_at": view.cutoff,
+            "brackets": brackets_of_workspace(workspace_id=collection.workspace_id),
             "conquest_place": (
-                collection_conquest_place(collection=collection, end_user_id=progress.end_user_id)
+                collection_conquest_place(
+                    collection=collection, end_user_id=progress.end_user_id, view=view
+                )
                 if collection.in_order
                 else None
             ),

@@ -18,6 +18,8 @@ from challenges.selectors.scoreboard import (
     scoreboard_timelines,
     scoreboard_workspaces,
 )
+from challenges.selectors.standings import board_view
+from players.selectors import brackets_of_workspace
 
 STANDINGS_LIMIT = 50
 GRAPH_WIDTH, GRAPH_HEIGHT = 800, 300
@@ -109,7 +111,7 @@ def score_graph(timelines: list[ScoreTimeline], *, now: datetime) -> Graph | Non
     )
 
 
-def _scoreboard_context(workspace_slug: str | None) -> dict:
+def _scoreboard_context(request: HttpRequest, workspace_slug: str | None) -> dict:
     workspaces = scoreboard_workspaces()
     if workspace_slug is None:
         workspace = workspaces[0] if workspaces else None
@@ -117,15 +119,28 @@ def _scoreboard_context(workspace_slug: str | None) -> dict:
         workspace = next((ws for ws in workspaces if ws.slug == workspace_slug), None)
         if workspace is None:
             raise Http404("No scoreboard for this workspace.")
-    standings, graph, challenge_ids = [], None, []
+    standings, graph, challenge_ids, view, brackets = [], None, [], None, []
     if workspace is not None:
-        standings = scoreboard_standings(workspace=workspace, limit=STANDINGS_LIMIT)
-        timelines = scoreboard_timelines(workspace=workspace, standings=standings)
-        graph = score_graph(timelines, now=timezone.now())
-        challenge_ids = scoreboard_challenge_ids(workspace=workspace)
+        view = board_view(
+            workspace=workspace,
+            viewer=request.user,
+            bracket_slug=request.GET.get("bracket", ""),
+        )
+    if view is not None and view.shown:
+        standings = scoreboard_standings(workspace=workspace, limit=STANDINGS_LIMIT, view=view)
+        timelines = scoreboard_timelines(workspace=workspace, standings=standings, view=view)
+        # A frozen graph ends at the freeze: its last step is the standings shown.
+        graph = score_graph(timelines, now=view.cutoff or timezone.now())
+        # A bracket's standings are read when the page (re)loads; the live frames carry
+        # every bracket's board.
+        challenge_ids = [] if view.bracket else scoreboard_challenge_ids(workspace=workspace)
+        brackets = brackets_of_workspace(workspace_id=workspace.id)
     return {
         "workspaces": workspaces,
         "workspace": workspace,
+        "board": view,
+        "brackets": brackets,
+        "frozen_at": view.cutoff if view else None,
         "standings": standings,
         "graph": graph,
         "points_per_solve": POINTS_PER_SOLVE,
@@ -133,20 +148,27 @@ def _scoreboard_context(workspace_slug: str | None) -> dict:
     }
 
 
+def _status(context: dict) -> int:
+    board = context["board"]
+    return 404 if board is not None and not board.shown else 200
+
+
 @require_GET
 def scoreboard_page(request: HttpRequest, workspace_slug: str | None = None) -> HttpResponse:
-    return render(request, "challenges/scoreboard.html", _scoreboard_context(workspace_slug))
+    context = _scoreboard_context(request, workspace_slug)
+    return render(request, "challenges/scoreboard.html", context, status=_status(context))
 
 
 @require_GET
 def scoreboard_partial(request: HttpRequest, workspace_slug: str) -> HttpResponse:
     """The standings and graph alone, swapped in by htmx when a board of the workspace moves."""
-    return render(request, "challenges/_scoreboard.html", _scoreboard_context(workspace_slug))
+    context = _scoreboard_context(request, workspace_slug)
+    return render(request, "challenges/_scoreboard.html", context, status=_status(context))
 
 
 @require_GET
 def player_page_view(request: HttpRequest, end_user_id: str) -> HttpResponse:
-    page = player_page(end_user_id=end_user_id)
+    page = player_page(end_user_id=end_user_id, viewer=request.user)
     if page is None:
         raise Http404("No such player.")
     return render(request, "challenges/player.html", {"page": page})

@@ -1,9 +1,10 @@
 from django import forms
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
-from players.models import PlayerProfile
+from players.models import Bracket, PlayerProfile
 from players.validators import validate_display_name
 
 
@@ -19,15 +20,51 @@ class SignupDetailsForm(forms.Form):
         validators=[validate_display_name],
     )
 
+    bracket = forms.ChoiceField(
+        label="Bracket",
+        required=False,
+        help_text="Optional: the bracket you play in at an event (you pick it once).",
+    )
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        choices = bracket_choices()
+        if choices:
+            self.fields["bracket"].choices = [("", "None yet"), *choices]
+        else:
+            del self.fields["bracket"]
+
     def signup(self, request: HttpRequest, user: AbstractBaseUser) -> None:
+        from players.events import player_bracket_choose
         from players.languages import interface_language_from_request
-        from players.services import profile_create
+        from players.services import end_user_for_account, profile_create
 
         profile_create(
             account=user,
             display_name=self.cleaned_data["name"],
             interface_language=interface_language_from_request(request),
         )
+        bracket = bracket_from_choice(self.cleaned_data.get("bracket") or "")
+        if bracket is not None:
+            end_user = end_user_for_account(workspace=bracket.workspace, account=user)
+            player_bracket_choose(end_user=end_user, bracket=bracket)
+
+
+def bracket_choices() -> list[tuple[str, str]]:
+    """Every workspace's brackets as "<bracket id>" → "Workspace: Bracket"."""
+    brackets = Bracket.objects.select_related("workspace").order_by(
+        "workspace__name", "position", "name"
+    )
+    return [(str(bracket.id), f"{bracket.workspace.name}: {bracket.name}") for bracket in brackets]
+
+
+def bracket_from_choice(value: str) -> Bracket | None:
+    if not value:
+        return None
+    try:
+        return Bracket.objects.select_related("workspace").filter(id=value).first()
+    except (ValueError, ValidationError):
+        return None
 
 
 class ProfileForm(forms.Form):

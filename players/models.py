@@ -3,6 +3,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from players.validators import printable_name, validate_display_name
 
@@ -11,18 +12,72 @@ ACCOUNT_EXTERNAL_ID_PREFIX = "account:"
 
 
 class Workspace(models.Model):
-    """The seed's tenant: every creator-owned row carries one."""
+    """The seed's tenant: every creator-owned row carries one. It is also the event: its
+    play window, its scoreboard freeze and who may see its boards (docs/events.md)."""
+
+    class BoardVisibility(models.TextChoices):
+        PUBLIC = "public", "Public: anyone"
+        PLAYERS = "players", "Players: signed-in players of this workspace"
+        HIDDEN = "hidden", "Hidden: only the workspace's creators"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(max_length=100, unique=True)
     slug = models.SlugField(max_length=100, unique=True)
+    starts_at = models.DateTimeField(
+        null=True, blank=True, help_text="No attempt is accepted before this moment."
+    )
+    ends_at = models.DateTimeField(
+        null=True, blank=True, help_text="No attempt is accepted from this moment on."
+    )
+    freeze_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="From this moment boards and the scoreboard show the standings as of it, "
+        "until the freeze is lifted or the event ends.",
+    )
+    # Set when a creator lifts the freeze by hand; a new freeze_at clears it.
+    freeze_lifted_at = models.DateTimeField(null=True, blank=True)
+    board_visibility = models.CharField(
+        max_length=10, choices=BoardVisibility.choices, default=BoardVisibility.PUBLIC
+    )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Bumped by every save: per-process caches (the bridge lane) check it in their writes.
+    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(starts_at__isnull=True)
+                | Q(ends_at__isnull=True)
+                | Q(ends_at__gt=models.F("starts_at")),
+                name="workspace_window_ordered",
+            ),
+            models.CheckConstraint(
+                condition=Q(board_visibility__in=["public", "players", "hidden"]),
+                name="workspace_board_visibility_valid",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name
+
+    def event_open(self, now=None) -> bool:
+        """Whether the event's window (when it has one) admits an attempt now."""
+        now = now or timezone.now()
+        if self.starts_at and now < self.starts_at:
+            return False
+        return not (self.ends_at and now >= self.ends_at)
+
+    def board_cutoff(self, now=None):
+        """The moment public standings are shown as of, or None when they are live: the
+        freeze holds from `freeze_at` until lifted by hand or until the event ends."""
+        now = now or timezone.now()
+        if self.freeze_at is None or now < self.freeze_at or self.freeze_lifted_at is not None:
+            return None
+        if self.ends_at and now >= self.ends_at:
+            return None
+        return self.freeze_at
 
 
 class Membership(models.Model):
@@ -72,6 +127,27 @@ class ApiToken(models.Model):
         return f"{self.prefix}… ({self.user})"
 
 
+class Bracket(models.Model):
+    """A division of a workspace's players ("students", "professionals"): boards and the
+    scoreboard can be filtered to one."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="brackets")
+    name = models.CharField(max_length=60)
+    slug = models.SlugField(max_length=60)
+    position = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["position", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "slug"], name="bracket_unique_slug"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class EndUser(models.Model):
     """Who played in a workspace: a Dify `user` string or a logged-in account."""
 
@@ -96,6 +172,10 @@ class EndUser(models.Model):
         related_name="linked_identities",
     )
     linked_at = models.DateTimeField(null=True, blank=True)
+    # The player's bracket in this workspace (chosen once by the player, or set by a creator).
+    bracket = models.ForeignKey(
+        "Bracket", on_delete=models.SET_NULL, null=True, blank=True, related_name="end_users"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -1,11 +1,12 @@
 import uuid
+from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from core.errors import ApplicationError
-from players.models import ApiToken, EndUser, Membership, PlayerProfile, Workspace
+from players.models import ApiToken, Bracket, EndUser, Membership, PlayerProfile, Workspace
 
 
 def workspaces_for_user(*, user: AbstractBaseUser, writable: bool = False) -> QuerySet[Workspace]:
@@ -135,3 +136,38 @@ def linked_identities_for_account(*, account: AbstractBaseUser) -> QuerySet[EndU
         .select_related("workspace")
         .order_by("-linked_at", "id")
     )
+
+
+def brackets_of_workspace(*, workspace_id) -> list[Bracket]:
+    """The workspace's brackets in their order (for pickers and board filters)."""
+    return list(Bracket.objects.filter(workspace_id=workspace_id).order_by("position", "name"))
+
+
+@dataclass(frozen=True)
+class BracketPlace:
+    workspace: Workspace
+    brackets: list[Bracket]
+    chosen: Bracket | None
+
+
+def bracket_places_of_account(*, account: AbstractBaseUser) -> list[BracketPlace]:
+    """For each workspace with brackets: its brackets and the one this player is in."""
+    brackets = list(
+        Bracket.objects.select_related("workspace").order_by("workspace__name", "position", "name")
+    )
+    chosen = dict(
+        EndUser.objects.filter(account=account, bracket__isnull=False).values_list(
+            "workspace_id", "bracket_id"
+        )
+    )
+    places: dict = {}
+    for bracket in brackets:
+        places.setdefault(bracket.workspace_id, []).append(bracket)
+    return [
+        BracketPlace(
+            workspace=group[0].workspace,
+            brackets=group,
+            chosen=next((b for b in group if b.id == chosen.get(workspace_id)), None),
+        )
+        for workspace_id, group in places.items()
+    ]

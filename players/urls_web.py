@@ -1,5 +1,6 @@
 from django.urls import path
 
+from players.api_events import MyBracketsApi
 from players.api_web import (
     LoginApi,
     LoginCodeSendApi,
@@ -21,6 +22,7 @@ urlpatterns = [
     path("logout", LogoutApi.as_view(), name="web-logout"),
     path("me", MeApi.as_view(), name="web-me"),
     path("me/profile", MeProfileApi.as_view(), name="web-me-profile"),
+    path("me/brackets", MyBracketsApi.as_view(), name="web-me-brackets"),
     path("me/link-codes", MeLinkCodesApi.as_view(), name="web-me-link-codes"),
     path("me/links", MeLinksApi.as_view(), name="web-me-links"),
     path("me/links/<str:end_user_id>", MeLinkApi.as_view(), name="web-me-link"),

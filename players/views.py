@@ -5,16 +5,18 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.errors import ApplicationError, NotFoundError
-from players.forms import ProfileForm
+from players.events import player_bracket_choose
+from players.forms import ProfileForm, bracket_from_choice
 from players.link_codes import end_user_unlink, link_code_create
 from players.models import Workspace
 from players.selectors import (
+    bracket_places_of_account,
     linked_identities_for_account,
     profile_for_account,
     tokens_for_account,
     workspace_for_linking,
 )
-from players.services import profile_update, token_revoke
+from players.services import end_user_for_account, profile_update, token_revoke
 
 
 @login_required
@@ -67,6 +69,7 @@ def _profile_page(request: HttpRequest, *, form=None, profile=None, link_code=No
             "tokens": tokens_for_account(account=request.user),
             "linked_identities": linked_identities_for_account(account=request.user),
             "workspaces": Workspace.objects.order_by("name"),
+            "brackets": bracket_places_of_account(account=request.user),
             "new_link_code": link_code,
         },
     )
@@ -97,6 +100,25 @@ def link_undo_page(request: HttpRequest, end_user_id: str) -> HttpResponse:
         messages.error(request, "That Dify identity is not linked to your account.")
     else:
         messages.success(request, "The link is undone; that Dify user plays as itself again.")
+    return redirect("profile")
+
+
+@login_required
+@require_POST
+def bracket_choose_page(request: HttpRequest) -> HttpResponse:
+    bracket = bracket_from_choice(request.POST.get("bracket", ""))
+    if bracket is None:
+        messages.error(request, "Pick one of the brackets listed.")
+        return redirect("profile")
+    try:
+        player_bracket_choose(
+            end_user=end_user_for_account(workspace=bracket.workspace, account=request.user),
+            bracket=bracket,
+        )
+    except ApplicationError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, f"You play in {bracket.workspace.name} as {bracket.name}.")
     return redirect("profile")
 
 

@@ -1,10 +1,13 @@
 """The raw lane for `GET /web/api/challenges/<id>/leaderboard`: a board read is one Redis GET.
 
 The default board of a visible challenge is kept rendered in Redis (board_cache.py),
-replaced after each commit that changes it. A read of it — no `limit`, or the default —
-is answered here with the cached body and its ETag, or an empty 304 when the client
-holds that ETag. A miss, another limit, another path or Redis out of reach goes to
-Django, which reads the database and fills the cache.
+replaced after each commit that changes it. Only a board anyone may see is kept there, as
+the public sees it: frozen while its event is, never one of players-only or hidden boards
+(challenges/selectors/standings.py), so the lane serves nothing a viewer check would
+refuse. A read of it — no `limit`, or the default — is answered here with the cached body
+and its ETag, or an empty 304 when the client holds that ETag. A miss, another limit, a
+bracket, another path or Redis out of reach goes to Django, which checks the viewer,
+reads the database and fills the cache.
 """
 
 from django.conf import settings

@@ -18,6 +18,7 @@ from challenges.selectors.collections import (
     collections_public_with_challenges,
     leaderboard_for_collection,
 )
+from challenges.selectors.standings import board_view
 from challenges.services.collections import (
     COLLECTION_FIELDS,
     MAX_CHALLENGES_PER_COLLECTION,
@@ -27,7 +28,7 @@ from challenges.services.collections import (
     collection_update,
 )
 from core.api import leaderboard_limit, object_or_404, paginated_response
-from core.errors import ApplicationError
+from core.errors import ApplicationError, NotFoundError
 from players.selectors import workspace_for_write, workspace_require_write
 
 # --- Serializers ----------------------------------------------------------------------
@@ -126,6 +127,11 @@ class CollectionStandingSerializer(serializers.Serializer):
 class CollectionLeaderboardSerializer(serializers.Serializer):
     collection_id = serializers.UUIDField()
     scoring_strategy = serializers.CharField()
+    frozen_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="While the event's scoreboard is frozen: the standings are as of this moment.",
+    )
+    bracket = serializers.CharField(allow_null=True, help_text="The bracket shown (slug), or null")
     metric = serializers.CharField(
         help_text="What 'value' holds: points, total_elapsed_ms, total_tokens or average_rating."
     )
@@ -232,11 +238,23 @@ class PublicCollectionDetailApi(APIView):
 
 class PublicCollectionLeaderboardApi(APIView):
     @extend_schema(
-        parameters=[OpenApiParameter("limit", int, description="1–100, default 10")],
+        parameters=[
+            OpenApiParameter("limit", int, description="1–100, default 10"),
+            OpenApiParameter(
+                "bracket", str, description="Only the players of this bracket (its slug)"
+            ),
+        ],
         responses=CollectionLeaderboardSerializer,
     )
     def get(self, request, collection_id):
         limit = leaderboard_limit(request)
-        collection = object_or_404(collections_public(), collection_id)
-        board = leaderboard_for_collection(collection=collection, limit=limit)
+        collection = object_or_404(collections_public().select_related("workspace"), collection_id)
+        view = board_view(
+            workspace=collection.workspace,
+            viewer=request.user,
+            bracket_slug=request.query_params.get("bracket", ""),
+        )
+        if not view.shown:
+            raise NotFoundError()
+        board = leaderboard_for_collection(collection=collection, limit=limit, view=view)
         return Response(CollectionLeaderboardSerializer(board).data)

@@ -145,6 +145,9 @@ class ChallengeAttemptListApi(ConsoleApi):
     @extend_schema(
         parameters=[
             OpenApiParameter("succeeded", bool),
+            OpenApiParameter(
+                "near_copy", bool, description="Only (or no) wins flagged as near-copies"
+            ),
             OpenApiParameter("source", str, enum=["web", "api", "bridge"]),
             OpenApiParameter("end_user", str),
             OpenApiParameter("since", str, description="ISO 8601"),
@@ -165,6 +168,7 @@ class ChallengeAttemptListApi(ConsoleApi):
         attempts = attempts_for_challenge(
             challenge=challenge,
             succeeded=_optional_bool(params.get("succeeded"), "succeeded"),
+            near_copy=_optional_bool(params.get("near_copy"), "near_copy"),
             source=source,
             end_user_id=uuid_or_404(end_user) if end_user else None,
             since=_optional_datetime(params.get("since"), "since"),

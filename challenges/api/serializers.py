@@ -56,6 +56,16 @@ class ChallengeInputSerializer(StrictSerializer):
         child=serializers.CharField(max_length=100), required=False, max_length=100
     )
     keep_failed_prompts = serializers.BooleanField(required=False)
+    copy_policy = serializers.ChoiceField(
+        Challenge.CopyPolicy.choices,
+        required=False,
+        help_text="A win whose prompt is a near-copy of another player's earlier win: "
+        "off (nothing), flag (recorded with near_copy_of) or refuse (409 near_copy).",
+    )
+    copy_threshold = serializers.FloatField(
+        required=False,
+        help_text="pg_trgm similarity, above 0 and up to 1, from which a prompt is a near-copy.",
+    )
 
 
 class ChallengeOutputSerializer(serializers.ModelSerializer):
@@ -101,6 +111,9 @@ class SecretOutputSerializer(serializers.ModelSerializer):
 class AttemptOutputSerializer(serializers.ModelSerializer):
     end_user = serializers.SerializerMethodField()
     proof_id = serializers.UUIDField(read_only=True, allow_null=True)
+    # A flagged near-copy (SPEC §10 Copies): the earlier win it copies, and how closely.
+    near_copy_of = serializers.UUIDField(source="near_copy_of_id", allow_null=True)
+    similarity = serializers.FloatField(source="near_copy_similarity", allow_null=True)
 
     class Meta:
         model = ChallengeAttempt
@@ -124,6 +137,8 @@ class AttemptOutputSerializer(serializers.ModelSerializer):
             "source",
             "created_at",
             "proof_id",
+            "near_copy_of",
+            "similarity",
         )
 
     def get_end_user(self, attempt: ChallengeAttempt) -> dict:
@@ -184,5 +199,10 @@ class LeaderboardRowSerializer(serializers.Serializer):
 class LeaderboardSerializer(serializers.Serializer):
     challenge_id = serializers.UUIDField()
     scoring_strategy = serializers.CharField()
+    frozen_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="While the event's scoreboard is frozen: the standings are as of this moment.",
+    )
+    bracket = serializers.CharField(allow_null=True, help_text="The bracket shown (slug), or null")
     limit = serializers.IntegerField()
     entries = LeaderboardRowSerializer(many=True)

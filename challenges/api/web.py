@@ -15,6 +15,7 @@ from challenges.selectors.challenges import (
     challenges_public,
     challenges_visible,
 )
+from challenges.selectors.standings import board_view
 from core.api import leaderboard_limit, object_or_404, paginated_response, uuid_or_404
 from core.async_api import AsyncApiView
 from core.errors import NotFoundError
@@ -37,9 +38,19 @@ class ChallengeDetailApi(APIView):
         return Response(PublicChallengeSerializer(_visible_challenge(challenge_id)).data)
 
 
-def _board_body(challenge_id, limit: int) -> bytes | None:
+def _board_for_viewer(challenge_id, limit: int, bracket_slug: str, user) -> tuple[bytes, str]:
+    """(body, ETag) of the board as this viewer may see it; 404 when they may not."""
     challenge = challenge_visible_by_id(challenge_id=challenge_id)
-    return board_body_for_limit(challenge=challenge, limit=limit) if challenge else None
+    if challenge is None:
+        raise NotFoundError()
+    view = board_view(workspace=challenge.workspace, viewer=user, bracket_slug=bracket_slug)
+    if not view.shown:
+        raise NotFoundError()
+    if limit == settings.LEADERBOARD_DEFAULT_LIMIT and view.bracket is None:
+        board = board_cache_fill(challenge_id=challenge.id)
+        return board.json, board.etag
+    body = board_body_for_limit(challenge=challenge, limit=limit, view=view)
+    return body, board_etag(body)
 
 
 def board_response(*, body: bytes, etag: str, if_none_match: str | None) -> HttpResponse:
@@ -52,27 +63,37 @@ def board_response(*, body: bytes, etag: str, if_none_match: str | None) -> Http
     return response
 
 
-# The default board (no `limit`, or LEADERBOARD_DEFAULT_LIMIT) is served from the board
-# cache, no query on a hit; other limits are read from the database. (A comment, not a
+BRACKET_PARAMETER = OpenApiParameter(
+    "bracket", str, description="Only the players of this bracket (its slug); 404 if unknown"
+)
+
+
+# The default board (no `limit`, or LEADERBOARD_DEFAULT_LIMIT; no bracket) is served from
+# the board cache, no query on a hit (only public boards are stored there); other reads
+# check the viewer and read the database. While the event is frozen every read shows the
+# standings as of the freeze (challenges/selectors/standings.py). (A comment, not a
 # docstring: the schema would show it.)
 class ChallengeLeaderboardApi(AsyncApiView):
     @extend_schema(
-        parameters=[OpenApiParameter("limit", int, description="1–100, default 10")],
+        parameters=[
+            OpenApiParameter("limit", int, description="1–100, default 10"),
+            BRACKET_PARAMETER,
+        ],
         responses=LeaderboardSerializer,
     )
     async def get(self, request, challenge_id):
         limit = leaderboard_limit(request)
         challenge_id = uuid_or_404(challenge_id)
-        if limit == settings.LEADERBOARD_DEFAULT_LIMIT:
-            board = await board_cached(challenge_id) or await run_orm(
-                board_cache_fill, challenge_id=challenge_id
-            )
-            body, etag = (board.json, board.etag) if board else (None, "")
+        bracket_slug = request.query_params.get("bracket", "")
+        board = None
+        if limit == settings.LEADERBOARD_DEFAULT_LIMIT and not bracket_slug:
+            board = await board_cached(challenge_id)
+        if board is not None:
+            body, etag = board.json, board.etag
         else:
-            body = await run_orm(_board_body, challenge_id, limit)
-            etag = board_etag(body) if body is not None else ""
-        if body is None:
-            raise NotFoundError()
+            body, etag = await run_orm(
+                _board_for_viewer, challenge_id, limit, bracket_slug, request.user
+            )
         return board_response(
             body=body, etag=etag, if_none_match=request.headers.get("If-None-Match")
         )

@@ -8,8 +8,9 @@ statement recording delivery and attempt (`recording.py`), then a win's signed p
 recorded by the full path's `evaluation_finish`.
 Anything else is handed to Django unchanged — a signed call, an inline rule, an llm-judge
 or plugin challenge, a level of an in-order collection, a challenge with prerequisites, a
-player over the hourly limit, a field the DRF serializer would reshape or refuse, a stale
-cache — so errors and rare cases keep exactly one implementation.
+challenge that checks wins for near-copies (`copy_policy`, SPEC §10), a player over the
+hourly limit, a field the DRF serializer would reshape or refuse, a stale cache — so
+errors and rare cases keep exactly one implementation.
 
 Key, challenge and player are looked up once per process and kept; the recording
 statement re-checks all of them, and a mismatch drops the cache and hands the call on.
@@ -272,6 +273,10 @@ def _lane_takes(entry: _Challenge) -> bool:
     challenge = entry.challenge
     return (
         not entry.leveled
+        # The near-copy check runs where Django's path records a win (attempt_record); a
+        # policy changed since this was cached changes `updated_at`, which the recording
+        # statement re-checks.
+        and challenge.copy_policy == Challenge.CopyPolicy.OFF
         and challenge.evaluator_type == Challenge.EvaluatorType.RULES
         and challenge.scoring_strategy != "custom"
         and challenge.is_open()
@@ -415,6 +420,7 @@ async def _evaluate_and_record(
         workspace_id=key.workspace_id,
         challenge_id=challenge.id,
         challenge_updated_at=challenge.updated_at,
+        workspace_updated_at=challenge.workspace.updated_at,
         secret_ref=challenge.secret_ref,
         secret_updated_at=entry.secret_updated_at,
         identity_id=player.identity_id,

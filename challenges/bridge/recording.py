@@ -1,9 +1,10 @@
 """The bridge lane's write: deliveries and attempts, many calls in one SQL statement.
 
 The lane judges with what its process cache holds, so the statement first checks that
-what it relied on still holds — the key is live, the challenge and its secret are
-unchanged, no in-order collection holds the challenge and it has no prerequisites (those
-are Django's path's, which checks the levels), the Dify user is linked as it was —
+what it relied on still holds — the key is live, the challenge, its workspace (the event
+window) and its secret are unchanged, no in-order collection holds the challenge and it
+has no prerequisites (those are Django's path's, which checks the levels), the Dify user
+is linked as it was —
 and locks the player's row as `end_user_for_recording` does. Only then does it insert the
 delivery (ON CONFLICT DO NOTHING: a repeat delivery writes nothing) and the attempt
 behind it. One statement in autocommit is one transaction and one round trip.
@@ -47,7 +48,7 @@ from challenges.models import (
 )
 from challenges.services.attempts import leaderboard_upsert_sql
 from core.aio_clients import pg_fetch
-from players.models import EndUser
+from players.models import EndUser, Workspace
 
 # A key's last use is written at most once a minute.
 KEY_USE_RESOLUTION = timedelta(seconds=60)
@@ -69,6 +70,8 @@ class LaneRecord:
     workspace_id: Any
     challenge_id: Any
     challenge_updated_at: datetime
+    # The workspace as the lane's cache held it: its event window decides whether it plays.
+    workspace_updated_at: datetime
     secret_ref: str
     secret_updated_at: datetime | None
     identity_id: Any
@@ -99,6 +102,7 @@ def _columns() -> list[tuple[str, str, Any]]:
         ("challenge_id", "uuid", lambda r: r.challenge_id),
         ("challenge_updated_at", "timestamptz", lambda r: r.challenge_updated_at),
         ("workspace_id", "uuid", lambda r: r.workspace_id),
+        ("workspace_updated_at", "timestamptz", lambda r: r.workspace_updated_at),
         ("secret_ref", "text", lambda r: r.secret_ref),
         ("secret_updated_at", "timestamptz", lambda r: r.secret_updated_at),
         ("endpoint", "text", lambda r: r.endpoint),
@@ -142,6 +146,7 @@ def _input_columns() -> tuple[tuple[str, str, Any], ...]:
 def _statement() -> str:
     key_t = BridgeKey._meta.db_table
     challenge_t = Challenge._meta.db_table
+    workspace_t = Workspace._meta.db_table
     secret_t = Secret._meta.db_table
     item_t = CollectionItem._meta.db_table
     collection_t = ChallengeCollection._meta.db_table
@@ -177,6 +182,10 @@ WITH input AS (
       AND EXISTS (
           SELECT 1 FROM {challenge_t}
           WHERE id = input.challenge_id AND updated_at = input.challenge_updated_at
+      )
+      AND EXISTS (
+          SELECT 1 FROM {workspace_t}
+          WHERE id = input.workspace_id AND updated_at = input.workspace_updated_at
       )
       AND (
           SELECT max(updated_at) FROM {secret_t}

@@ -12,6 +12,7 @@ def attempts_for_challenge(
     *,
     challenge: Challenge,
     succeeded: bool | None = None,
+    near_copy: bool | None = None,
     source: str | None = None,
     end_user_id: str | None = None,
     since: datetime | None = None,
@@ -20,6 +21,8 @@ def attempts_for_challenge(
     attempts = ChallengeAttempt.objects.filter(challenge=challenge).select_related("end_user")
     if succeeded is not None:
         attempts = attempts.filter(succeeded=succeeded)
+    if near_copy is not None:
+        attempts = attempts.filter(near_copy_of__isnull=not near_copy)
     if source:
         attempts = attempts.filter(source=source)
     if end_user_id:

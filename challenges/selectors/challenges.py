@@ -19,7 +19,7 @@ def challenge_by_id(*, challenge_id: Any) -> Challenge | None:
 
 def challenge_in_workspace_by_ref(*, workspace_id: Any, ref: str) -> Challenge | None:
     """A workspace's challenge named by id or by slug (as the bridge names them)."""
-    challenges = Challenge.objects.filter(workspace_id=workspace_id)
+    challenges = Challenge.objects.filter(workspace_id=workspace_id).select_related("workspace")
     try:
         return challenges.filter(id=uuid.UUID(ref)).first()
     except ValueError:
@@ -41,7 +41,7 @@ def challenges_public() -> QuerySet[Challenge]:
 
 def challenges_visible() -> QuerySet[Challenge]:
     """Challenges a player may open, including ones outside their play window."""
-    return Challenge.objects.filter(is_active=True)
+    return Challenge.objects.filter(is_active=True).select_related("workspace")
 
 
 def challenge_visible_by_slug(*, slug: str) -> Challenge | None:

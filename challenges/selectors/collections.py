@@ -28,6 +28,7 @@ from django.db.models.functions import Cast
 
 from challenges.models import Challenge, ChallengeCollection, CollectionItem, LeaderboardEntry
 from challenges.scoring import POINTS_PER_SOLVE
+from challenges.selectors.standings import BoardView, standing_entries
 from core.errors import ApplicationError
 from players.models import EndUser
 from players.selectors import workspaces_for_user
@@ -69,7 +70,9 @@ def collections_public_with_challenges() -> QuerySet[ChallengeCollection]:
 
 
 def collection_public_by_slug(*, slug: str) -> ChallengeCollection | None:
-    return collections_public_with_challenges().filter(slug=slug).first()
+    return (
+        collections_public_with_challenges().select_related("workspace").filter(slug=slug).first()
+    )
 
 
 @dataclass(frozen=True)
@@ -99,10 +102,13 @@ def collection_progress(
     )
 
 
-def collection_conquest_place(*, collection: ChallengeCollection, end_user_id: str) -> int | None:
+def collection_conquest_place(
+    *, collection: ChallengeCollection, end_user_id: str, view: BoardView | None = None
+) -> int | None:
     """Among the players who solved every open level of the collection, where this one
-    came (1 for the first to finish); None while they have not. Expects `ordered_items`
-    prefetched with the open levels (collection_public_by_slug)."""
+    came (1 for the first to finish); None while they have not. While frozen, only
+    others who finished by the freeze count ahead. Expects `ordered_items` prefetched with
+    the open levels (collection_public_by_slug)."""
     level_ids = [item.challenge_id for item in collection.ordered_items]
     if not level_ids or not end_user_id:
         return None
@@ -115,7 +121,10 @@ def collection_conquest_place(*, collection: ChallengeCollection, end_user_id: s
     mine = next(iter(finished.filter(end_user_id=end_user_id)), None)
     if mine is None:
         return None
-    return finished.filter(finished_at__lt=mine["finished_at"]).count() + 1
+    ahead = finished.filter(finished_at__lt=mine["finished_at"])
+    if view is not None and view.cutoff is not None:
+        ahead = ahead.filter(finished_at__lte=view.cutoff)
+    return ahead.count() + 1
 
 
 @dataclass(frozen=True)
@@ -133,6 +142,8 @@ class CollectionStandingRow:
 class CollectionLeaderboard:
     collection_id: uuid.UUID
     scoring_strategy: str
+    frozen_at: datetime | None
+    bracket: str | None
     metric: str
     challenge_count: int
     limit: int
@@ -194,9 +205,10 @@ def _measured_field(strategy: str) -> str:
 
 
 def leaderboard_for_collection(
-    *, collection: ChallengeCollection, limit: int
+    *, collection: ChallengeCollection, limit: int, view: BoardView | None = None
 ) -> CollectionLeaderboard:
-    """The top `limit` players under the collection's strategy, ordered in the database.
+    """The top `limit` players under the collection's strategy, ordered in the database, as
+    `view` shows them (None: live, every bracket; challenges/selectors/standings.py).
 
     Two queries whatever the number of players or attempts: the collection's challenge
     count and one GROUP BY end user over the best-attempt entries.
@@ -205,7 +217,7 @@ def leaderboard_for_collection(
     metric, value, ordering = _strategy_plan(strategy)
     challenge_ids = CollectionItem.objects.filter(collection=collection).values("challenge_id")
     rows = (
-        LeaderboardEntry.objects.filter(challenge__in=challenge_ids)
+        standing_entries(view=view, challenge_ids=challenge_ids)
         .values("end_user_id", "end_user__display_name", "end_user__external_id")
         .annotate(
             solved=Count("id"),
@@ -236,6 +248,8 @@ def leaderboard_for_collection(
     return CollectionLeaderboard(
         collection_id=collection.id,
         scoring_strategy=strategy,
+        frozen_at=view.cutoff if view is not None else None,
+        bracket=view.bracket.slug if view is not None and view.bracket else None,
         metric=metric,
         challenge_count=CollectionItem.objects.filter(collection=collection).count(),
         limit=limit,

@@ -13,6 +13,7 @@ from challenges.selectors.challenge_stats import (
     challenges_with_attempt_count,
     challenges_with_play_stats,
 )
+from challenges.selectors.copies import CopyCluster, near_copy_clusters
 from notifications.models import Event
 from notifications.subjects import EventSubject, event_headline, event_subjects
 from players.selectors import workspaces_for_user
@@ -41,6 +42,7 @@ class Dashboard:
     recent_solves: list[Solve]
     first_bloods: list[FeedItem]
     feed: list[FeedItem]
+    copy_clusters: list[CopyCluster]  # near-identical wins (SPEC §10 Copies), largest first
 
 
 def creator_dashboard(*, user: AbstractBaseUser) -> Dashboard:
@@ -68,6 +70,9 @@ def creator_dashboard(*, user: AbstractBaseUser) -> Dashboard:
         ],
         first_bloods=[item for item in feed if item.first_blood][:ROWS],
         feed=feed[:ROWS],
+        copy_clusters=near_copy_clusters(
+            challenges=Challenge.objects.filter(workspace__in=workspaces)
+        )[:ROWS],
     )
 
 

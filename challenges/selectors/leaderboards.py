@@ -5,9 +5,10 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import F, Q
 
 from challenges.models import Challenge, LeaderboardEntry
+from challenges.selectors.standings import BoardView, standing_attempt_field, standing_entries
 from players.models import EndUser
 
 
@@ -29,56 +30,70 @@ class LeaderboardRow:
     has_proof: bool = False
 
 
-def leaderboard_for_challenge(*, challenge: Challenge, limit: int) -> list[LeaderboardRow]:
-    """The top `limit` players: one index range scan joined to the player's name."""
+def leaderboard_for_challenge(
+    *, challenge: Challenge, limit: int, view: BoardView | None = None
+) -> list[LeaderboardRow]:
+    """The top `limit` players as `view` shows them (None: live, every bracket): live, one
+    index range scan joined to the player's name."""
+    source = standing_entries(view=view, challenge_ids=[challenge.id])
     entries = (
-        LeaderboardEntry.objects.filter(challenge=challenge)
-        .order_by("rank_value", "achieved_at", "id")
-        .select_related("end_user", "attempt")
-        .only(
-            "rank_value",
+        source.order_by("rank_value", "achieved_at", "id")
+        .annotate(proof_config=F(standing_attempt_field(source, "config_sha256")))
+        .values(
             "achieved_at",
             "score",
             "judge_rating",
             "tokens_total",
             "elapsed_ms",
             "attempt_id",
+            "end_user_id",
             "end_user__display_name",
             "end_user__external_id",
-            "attempt__config_sha256",
+            "proof_config",
         )[:limit]
     )
-    return [
-        LeaderboardRow(
-            rank=position,
-            player=entry.end_user.public_name,
-            source=entry.end_user.source,
-            end_user_id=str(entry.end_user_id),
-            score=entry.score,
-            judge_rating=entry.judge_rating,
-            tokens_total=entry.tokens_total,
-            elapsed_ms=entry.elapsed_ms,
-            achieved_at=entry.achieved_at,
-            attempt_id=str(entry.attempt_id),
-            has_proof=bool(entry.attempt.config_sha256),
+    rows = []
+    for position, entry in enumerate(entries, start=1):
+        player = EndUser(
+            display_name=entry["end_user__display_name"],
+            external_id=entry["end_user__external_id"],
         )
-        for position, entry in enumerate(entries, start=1)
-    ]
+        rows.append(
+            LeaderboardRow(
+                rank=position,
+                player=player.public_name,
+                source=player.source,
+                end_user_id=str(entry["end_user_id"]),
+                score=entry["score"],
+                judge_rating=entry["judge_rating"],
+                tokens_total=entry["tokens_total"],
+                elapsed_ms=entry["elapsed_ms"],
+                achieved_at=entry["achieved_at"],
+                attempt_id=str(entry["attempt_id"]),
+                has_proof=bool(entry["proof_config"]),
+            )
+        )
+    return rows
 
 
 def leaderboard_standings(
-    *, challenge: Challenge, rows: list[LeaderboardRow] | None = None
+    *,
+    challenge: Challenge,
+    rows: list[LeaderboardRow] | None = None,
+    view: BoardView | None = None,
 ) -> dict[str, Any]:
     """The live board's frame: the shown rows of the standings, ready to send as JSON.
     `rows` are the board's top rows when the caller has read them already."""
     if rows is None:
         rows = leaderboard_for_challenge(
-            challenge=challenge, limit=settings.LEADERBOARD_DEFAULT_LIMIT
+            challenge=challenge, limit=settings.LEADERBOARD_DEFAULT_LIMIT, view=view
         )
+    cutoff = view.cutoff if view is not None else None
     return {
         "type": "leaderboard",
         "challenge_id": str(challenge.id),
         "scoring_strategy": challenge.scoring_strategy,
+        "frozen_at": cutoff.isoformat() if cutoff else None,
         "entries": [
             {
                 "rank": row.rank,
@@ -97,6 +112,15 @@ def leaderboard_standings(
 
 
 def leaderboard_rank(*, challenge: Challenge, end_user: EndUser) -> int | None:
+    """The player's live place on the board; None without a solve, and None while the
+    event is frozen or its boards are hidden: a live place counts the others' solves the
+    public board does not show."""
+    workspace = challenge.workspace
+    if (
+        workspace.board_cutoff() is not None
+        or workspace.board_visibility == workspace.BoardVisibility.HIDDEN
+    ):
+        return None
     entry = (
         LeaderboardEntry.objects.filter(challenge=challenge, end_user=end_user)
         .values("rank_value", "achieved_at", "id")

@@ -15,6 +15,7 @@ from challenges.live import (
 from challenges.models import AttemptOwnText, Challenge, ChallengeAttempt, LeaderboardEntry
 from challenges.proofs import challenge_config_sha256
 from challenges.scoring import Standing, standing_for
+from challenges.services.copies import near_copy_check, winning_prompt_remember
 from challenges.services.proofs import proof_issue, proof_key_current
 from challenges.services.secrets import secret_value_for
 from core.errors import ApplicationError
@@ -62,6 +63,7 @@ def attempt_build(
         workflow_run_id=workflow_run_id,
         succeeded=verdict.passed,
         score=standing.score if verdict.passed else None,
+        rank_value=standing.rank_value if verdict.passed else None,
         judge_rating=verdict.rating,
         judge_feedback=redact_secrets(verdict.feedback, [secret]),
         judge_output_raw=redact_secrets_in_json(verdict.raw, [secret]),
@@ -105,7 +107,9 @@ def attempt_record(
 
     `own_text` (prompt or guess, reply) is kept, masked, for the player's own history when
     the attempt row does not keep its text. With an idempotency key already used in the
-    workspace, the first attempt is returned and nothing is written.
+    workspace, the first attempt is returned and nothing is written. A win that is a
+    near-copy of another player's earlier one is refused (409 `near_copy`, nothing
+    written) or flagged, as the challenge's `copy_policy` says (SPEC §10).
     """
     secret = secret_value_for(challenge=challenge, end_user=end_user)
     attempt, standing = attempt_build(
@@ -128,7 +132,12 @@ def attempt_record(
     proof_key = proof_key_current(workspace_id=challenge.workspace_id) if verdict.passed else None
     try:
         with transaction.atomic():
+            if verdict.passed:
+                # First: a refused near-copy leaves no attempt, board change, event or proof.
+                near_copy_check(attempt=attempt)
             attempt.save(force_insert=True)
+            if verdict.passed:
+                winning_prompt_remember(attempt=attempt)
             if own_text and any(own_text) and not attempt.prompt:
                 AttemptOwnText.objects.create(
                     attempt=attempt,
@@ -247,6 +256,7 @@ def leaderboard_rebuild(*, challenge: Challenge) -> int:
         .iterator(chunk_size=2000)
     )
     best: dict[Any, LeaderboardEntry] = {}
+    reranked: list[ChallengeAttempt] = []
     for attempt in successes:
         standing = standing_for(
             challenge.scoring_strategy,
@@ -255,6 +265,9 @@ def leaderboard_rebuild(*, challenge: Challenge) -> int:
             judge_rating=attempt.judge_rating,
             custom_score=attempt.score,
         )
+        if attempt.rank_value != standing.rank_value:
+            attempt.rank_value = standing.rank_value
+            reranked.append(attempt)
         current = best.get(attempt.end_user_id)
         if current is None:
             best[attempt.end_user_id] = LeaderboardEntry(
@@ -278,6 +291,8 @@ def leaderboard_rebuild(*, challenge: Challenge) -> int:
             current.tokens_total = attempt.tokens_total
             current.elapsed_ms = attempt.elapsed_ms
     LeaderboardEntry.objects.bulk_create(best.values(), batch_size=2000)
+    # Frozen boards rank attempts by their own rank_value (challenges/selectors/standings.py).
+    ChallengeAttempt.objects.bulk_update(reranked, ["rank_value"], batch_size=2000)
     # The re-ranked board replaces the cached one and reaches the open pages.
     leaderboard_push_on_commit(challenge_id=challenge.id)
     return len(best)

@@ -7,6 +7,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from challenges.models import Challenge, Secret
+from challenges.services.copies import winning_prompts_fill
 from challenges.validation import challenge_errors
 from core.errors import ApplicationError
 from core.slugs import unique_slug
@@ -47,6 +48,8 @@ CHALLENGE_FIELDS = (
     "ends_at",
     "mask_variables",
     "keep_failed_prompts",
+    "copy_policy",
+    "copy_threshold",
 )
 # The task is named, not imported: its module imports this one (challenges/apps.py loads it).
 LEADERBOARD_REBUILD_TASK = "challenges.tasks.leaderboard_rebuild_task"
@@ -93,6 +96,7 @@ def challenge_update(
     *, challenge: Challenge, user: AbstractBaseUser | None, **fields: Any
 ) -> Challenge:
     previous_strategy = challenge.scoring_strategy
+    checked_copies = challenge.copy_policy != Challenge.CopyPolicy.OFF
     _validated(challenge, fields)
     challenge.updated_by = user
     if not challenge.slug:
@@ -104,6 +108,8 @@ def challenge_update(
         # A board can hold 100k players: re-rank it in the background once committed.
         task = current_app.signature(LEADERBOARD_REBUILD_TASK, args=(str(challenge.id),))
         transaction.on_commit(task.delay)
+    if not checked_copies and challenge.copy_policy != Challenge.CopyPolicy.OFF:
+        winning_prompts_fill(challenge=challenge)
     return challenge
 
 

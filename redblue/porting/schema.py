@@ -41,7 +41,7 @@ def _field_schema(field: serializers.Field) -> dict[str, Any]:
         schema = {"type": "string", "format": "date-time"}
     elif isinstance(field, serializers.IntegerField):
         schema = {"type": "integer"}
-    elif isinstance(field, serializers.DecimalField):
+    elif isinstance(field, serializers.DecimalField | serializers.FloatField):
         schema = {"type": "number"}
     elif isinstance(field, serializers.DictField):
         schema = {"type": "object"}

@@ -99,8 +99,9 @@ def test_it_reads_the_scoreboard_in_a_fixed_number_of_queries(
         for challenge in challenges[: index % 5 + 1]:
             solve(challenge, player)
 
-    # Workspaces, standings, the leaders' solve times, the challenge ids for live updates.
-    with django_assert_max_num_queries(4):
+    # Workspaces, standings, the leaders' solve times, the challenge ids for live updates,
+    # the workspace's brackets (the filter).
+    with django_assert_max_num_queries(5):
         response = client.get("/scoreboard/")
     assert response.status_code == 200
     assert len(standings(response.content.decode())) == 30

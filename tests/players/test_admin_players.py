@@ -21,6 +21,9 @@ def superuser():
 def workspace_form(workspace, memberships) -> dict:
     data = {
         "name": workspace.name,
+        "board_visibility": workspace.board_visibility,
+        "brackets-TOTAL_FORMS": "0",
+        "brackets-INITIAL_FORMS": "0",
         "memberships-TOTAL_FORMS": str(len(memberships)),
         "memberships-INITIAL_FORMS": str(len(memberships)),
         "memberships-MIN_NUM_FORMS": "0",
@@ -99,7 +102,9 @@ def test_it_lets_editors_and_viewers_look_but_not_manage_members(creator, viewer
     assert member.role == "viewer"
 
 
-def test_it_shows_end_users_read_only_and_scoped(creator, workspace, other_workspace):
+def test_it_shows_end_users_read_only_but_their_bracket_and_scoped(
+    creator, viewer, workspace, other_workspace
+):
     mine = make_end_user(workspace=workspace, external_id="dify-alice")
     theirs = make_end_user(workspace=other_workspace, external_id="dify-rival")
     client = admin_client(creator)
@@ -109,8 +114,20 @@ def test_it_shows_end_users_read_only_and_scoped(creator, workspace, other_works
     assert "dify-rival" not in listed
     page = client.get(f"/admin/players/enduser/{mine.pk}/change/")
     assert page.status_code == 200
-    assert b'name="_save"' not in page.content
-    assert client.post(f"/admin/players/enduser/{mine.pk}/change/", {}).status_code == 403
+    # Only the bracket can be changed (docs/events.md); the rest is written by play.
+    assert b'name="bracket"' in page.content
+    assert b'name="external_id"' not in page.content
+    assert b'name="display_name"' not in page.content
+    client.post(
+        f"/admin/players/enduser/{mine.pk}/change/",
+        {"external_id": "renamed", "display_name": "Renamed", "bracket": ""},
+    )
+    mine.refresh_from_db()
+    assert (mine.external_id, mine.display_name) == ("dify-alice", "")
+    assert (
+        admin_client(viewer).post(f"/admin/players/enduser/{mine.pk}/change/", {}).status_code
+        == 403
+    )
     assert client.get("/admin/players/enduser/add/").status_code == 403
     hidden = client.get(f"/admin/players/enduser/{theirs.pk}/change/")
     assert hidden.status_code in (302, 404)
