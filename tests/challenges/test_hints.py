@@ -340,3 +340,28 @@ def test_an_unlock_pushes_a_frame_that_refreshes_the_scoreboard_without_the_body
     # static/js/scoreboard.js refreshes the standings on any frame after the first.
     assert len(pushed["entries"]) == 1
     assert "poem" not in json.dumps(pushed)
+
+
+def test_a_hint_bought_after_the_freeze_shows_only_to_its_buyer_until_it_lifts(
+    client, workspace, vault, paid_hint
+):
+    from django.utils import timezone
+
+    from players.events import workspace_event_update
+
+    account = make_player("frozen@example.com")
+    player = end_user_for_account(workspace=workspace, account=account)
+    record_win(vault, player)
+    workspace_event_update(workspace=workspace, freeze_at=timezone.now())
+    hint_unlock(hint=paid_hint, account=account)
+
+    assert standings(client.get("/scoreboard/").content.decode()) == {str(player.id): "100 pts"}
+    assert "100 pts" in client.get(f"/players/{player.id}/").content.decode()
+    api = client_for().get(f"/web/api/scoreboard/{workspace.slug}").content.decode()
+    assert '"points":100' in api.replace(" ", "")
+    own = Client()
+    own.force_login(account)
+    assert "80 pts" in own.get(f"/players/{player.id}/").content.decode()
+
+    workspace_event_update(workspace=workspace, freeze_at=None)
+    assert standings(client.get("/scoreboard/").content.decode()) == {str(player.id): "80 pts"}
