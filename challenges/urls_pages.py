@@ -1,6 +1,12 @@
 from django.urls import path
 
-from challenges import views, views_collections, views_proofs, views_scoreboard
+from challenges import (
+    views,
+    views_collections,
+    views_proofs,
+    views_scoreboard,
+    views_team_scoreboard,
+)
 from challenges.api.proofs import ProofKeysApi
 
 urlpatterns = [
@@ -29,6 +35,11 @@ urlpatterns = [
         "scoreboard/<slug:workspace_slug>/standings",
         views_scoreboard.scoreboard_partial,
         name="scoreboard-partial",
+    ),
+    path(
+        "scoreboard/<slug:workspace_slug>/teams/",
+        views_team_scoreboard.team_scoreboard_page,
+        name="team-scoreboard",
     ),
     path("players/<str:end_user_id>/", views_scoreboard.player_page_view, name="player-page"),
     path("proofs/<str:proof_id>/", views_proofs.proof_page, name="proof-page"),

@@ -2,9 +2,23 @@
 
 from django.urls import path
 
-from challenges.api import collections, hints, play, proofs, scoreboard, stream, web
+from challenges.api import (
+    collections,
+    hints,
+    play,
+    proofs,
+    scoreboard,
+    stream,
+    team_scoreboard,
+    web,
+)
 
 urlpatterns = [
+    path(
+        "scoreboard/<slug:workspace_slug>/teams",
+        team_scoreboard.TeamScoreboardApi.as_view(),
+        name="web-team-scoreboard",
+    ),
     path("challenges", web.ChallengeListApi.as_view(), name="web-challenges"),
     path("challenges/<str:challenge_id>", web.ChallengeDetailApi.as_view(), name="web-challenge"),
     path(

@@ -355,6 +355,8 @@ TARGET_MAX_RETRIES = env.int("TARGET_MAX_RETRIES", default=1)
 EGRESS_ALLOW_HOSTS = env.list("EGRESS_ALLOW_HOSTS", default=[])
 PLAY_IP_RATE_LIMIT = env.str("PLAY_IP_RATE_LIMIT", default="120/m")
 LOGIN_RATE_LIMIT = env.str("LOGIN_RATE_LIMIT", default="10/m")
+# Per account: tries of a team invite code (players/teams/).
+TEAM_JOIN_RATE_LIMIT = env.str("TEAM_JOIN_RATE_LIMIT", default="10/m")
 # Per bridge key; "0/m" turns the limit off.
 BRIDGE_RATE_LIMIT = env.str("BRIDGE_RATE_LIMIT", default="1200/m")
 # Encrypts the copy of each bridge key kept for Standard Webhooks signatures; empty means

@@ -8,7 +8,7 @@ from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
 from django.http import Http404
-from rest_framework import exceptions, pagination, status
+from rest_framework import exceptions, pagination, serializers, status
 from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
@@ -105,6 +105,18 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     # Anything else is a bug: DRF re-raises it, and core.middleware.ApiErrors logs it once
     # with the request id and answers the JSON error shape.
     return None
+
+
+class StrictSerializer(serializers.Serializer):
+    """Refuses fields it does not know instead of silently dropping them."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            raise serializers.ValidationError({"non_field_errors": ["Send a JSON object."]})
+        unknown = sorted(set(data) - set(self.fields))
+        if unknown:
+            raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
+        return super().to_internal_value(data)
 
 
 def parse_bounded_int(

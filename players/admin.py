@@ -320,6 +320,13 @@ class WorkspaceAdmin(WorkspaceScopedAdmin):
                 ),
             },
         ),
+        (
+            "Teams",
+            {
+                "description": "Players form teams with an invite code (docs/teams.md).",
+                "fields": ("team_size_limit",),
+            },
+        ),
     )
     readonly_fields = ("created_at", "freeze_lifted_at")
     prepopulated_fields = {"slug": ("name",)}

@@ -7,3 +7,4 @@ class PlayersConfig(AppConfig):
 
     def ready(self) -> None:
         from players import schema  # noqa: F401  (registers the OpenAPI auth scheme)
+        from players.teams import admin  # noqa: F401  (registers the team admin)

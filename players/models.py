@@ -1,14 +1,17 @@
 import uuid
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
+from django.db.models.functions import Lower
 from django.utils import timezone
 
 from players.validators import printable_name, validate_display_name
 
 # A site account's player in a workspace is the EndUser with this external id + account pk.
 ACCOUNT_EXTERNAL_ID_PREFIX = "account:"
+TEAM_SIZE_LIMIT_MAX = 100
 
 
 class Workspace(models.Model):
@@ -23,6 +26,12 @@ class Workspace(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(max_length=100, unique=True)
     slug = models.SlugField(max_length=100, unique=True)
+    # Players form teams of at most this many (players/teams/); 0 turns teams off here.
+    team_size_limit = models.PositiveSmallIntegerField(
+        default=4,
+        validators=[MaxValueValidator(TEAM_SIZE_LIMIT_MAX)],
+        help_text="Most players in one team; 0 turns teams off in this workspace.",
+    )
     starts_at = models.DateTimeField(
         null=True, blank=True, help_text="No attempt is accepted before this moment."
     )
@@ -209,6 +218,50 @@ class EndUser(models.Model):
         if at:  # a Dify user id that is an email address is not shown in public
             return f"{local[:2]}…@{domain}"[:40]
         return shown[:40] or "dify-user"
+
+
+class Team(models.Model):
+    """Players of one workspace who score together: a challenge any member solved counts
+    once for the team (challenges.selectors.team_scoreboard). Services in players/teams/."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="teams")
+    name = models.CharField(max_length=60, validators=[validate_display_name])
+    # Shown to the team's members only; whoever has it may join while a seat is free.
+    invite_code = models.CharField(max_length=16, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                F("workspace"), Lower("name"), name="team_unique_name_in_workspace"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class TeamMember(models.Model):
+    """A player in a team. An EndUser is one player in one workspace, so its uniqueness
+    here is "one team per player and workspace", kept by the database."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="members")
+    end_user = models.OneToOneField(EndUser, on_delete=models.CASCADE, related_name="team_member")
+    is_captain = models.BooleanField(default=False)
+    joined_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["joined_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["team"], condition=Q(is_captain=True), name="team_one_captain"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.end_user} in {self.team}"
 
 
 class LinkCode(models.Model):

@@ -2,18 +2,7 @@ from rest_framework import serializers
 
 from challenges.models import Challenge, ChallengeAttempt, Secret
 from challenges.services.challenges import CHALLENGE_FIELDS
-
-
-class StrictSerializer(serializers.Serializer):
-    """Refuses fields it does not know instead of silently dropping them."""
-
-    def to_internal_value(self, data):
-        if not isinstance(data, dict):
-            raise serializers.ValidationError({"non_field_errors": ["Send a JSON object."]})
-        unknown = sorted(set(data) - set(self.fields))
-        if unknown:
-            raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
-        return super().to_internal_value(data)
+from core.api import StrictSerializer
 
 
 class ChallengeInputSerializer(StrictSerializer):

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from challenges.models import Challenge, ChallengeAttempt, LeaderboardEntry, Secret
 from players.services import end_user_for_account, profile_create
+from players.teams.services import team_create
 from tests.browser.conftest import DESKTOP, PHONE, log_in_context, offline_context
 from tests.factories import make_end_user, make_player, record_win
 from tests.servers import ROOT
@@ -59,6 +60,7 @@ def demo():
     player = make_player("neo@example.com")
     profile_create(account=player, display_name="Neo")
     neo = end_user_for_account(workspace=levels[0].workspace, account=player)
+    team_create(account=player, workspace=levels[0].workspace, name="Nebuchadnezzar")
     # Neo holds level 2's record until someone faster comes: a notification in the bell.
     record_win(levels[1], neo, tokens_total=40, elapsed_ms=900)
     record_win(levels[1], make_end_user(workspace=levels[0].workspace), elapsed_ms=300)
@@ -105,6 +107,12 @@ def shoot_all(chromium, site, demo, out: Path) -> dict[str, str]:
         assert page.inner_text(".collection-challenges").count("Level") == 7
         shoot("scoreboard", "/scoreboard/")
         assert page.locator("svg.score-graph polyline").count() >= 5
+        shoot("teams", "/teams/")
+        assert "Nebuchadnezzar" in page.inner_text(".team-card")
+        shoot(
+            "team-standings",
+            f"/scoreboard/{Challenge.objects.get(slug='demo-gandalf-1').workspace.slug}/teams/",
+        )
         shoot("red-blue", "/red-blue/")
         shoot("arena", "/arena/")
 

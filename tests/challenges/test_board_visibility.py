@@ -219,6 +219,7 @@ def test_the_admin_form_checks_the_event_times(workspace, creator):
         "freeze_at_0": "2030-01-01",
         "freeze_at_1": "19:00:00",
         "board_visibility": "public",
+        "team_size_limit": "4",
         "brackets-TOTAL_FORMS": "0",
         "brackets-INITIAL_FORMS": "0",
         "memberships-TOTAL_FORMS": "0",

@@ -21,6 +21,7 @@ def superuser():
 def workspace_form(workspace, memberships) -> dict:
     data = {
         "name": workspace.name,
+        "team_size_limit": str(workspace.team_size_limit),
         "board_visibility": workspace.board_visibility,
         "brackets-TOTAL_FORMS": "0",
         "brackets-INITIAL_FORMS": "0",
