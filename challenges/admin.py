@@ -44,8 +44,10 @@ from challenges.models import (
     ChallengePrerequisite,
     CollectionItem,
     Hint,
+    PlaySession,
     Secret,
 )
+from challenges.modes import play_mode_settings
 from challenges.selectors.challenge_stats import challenges_with_play_stats
 from challenges.services.bridge_keys import bridge_key_create, bridge_key_revoke
 from challenges.services.challenges import (
@@ -298,6 +300,17 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                         "secret_words",
                         *DEFENCE_EDITOR_FIELDS,
                     ),
+                },
+            ),
+            (
+                "Kind of play",
+                {
+                    "description": "single: one prompt, one reply. conversation: a session of "
+                    "up to 'max turns' turns in which the model sees the whole history; the "
+                    "rules are checked after every turn (on the turn's reply, or with 'the "
+                    "whole session' on the transcript), and a session closes when it wins, "
+                    "reaches its turns or spends its token budget.",
+                    "fields": ("mode", *play_mode_settings()),
                 },
             ),
             (
@@ -621,6 +634,40 @@ class ChallengeAttemptAdmin(WorkspaceScopedAdmin):
         except IncorrectLookupParameters:
             return HttpResponseRedirect(reverse("admin:challenges_challengeattempt_changelist"))
         return attempts_csv_response(changelist.queryset)
+
+
+@admin.register(PlaySession)
+class PlaySessionAdmin(WorkspaceScopedAdmin):
+    """Conversation sessions (SPEC §9), read only: each links its transcript page."""
+
+    read_only = True
+    list_display = ("player", "challenge", "state", "turns_count", "tokens_total", "started_at")
+    list_filter = (("challenge", admin.RelatedOnlyFieldListFilter), "state", "started_at")
+    search_fields = ("end_user__external_id", "dify_conversation_id")
+    list_select_related = ("end_user", "challenge")
+    fields = (
+        "challenge",
+        "end_user",
+        "state",
+        "turns_count",
+        "tokens_total",
+        "elapsed_ms",
+        "dify_conversation_id",
+        "attempt",
+        "started_at",
+        "ended_at",
+        "transcript",
+    )
+    readonly_fields = ("transcript",)
+
+    @admin.display(description="Player", ordering="end_user__external_id")
+    def player(self, obj: PlaySession) -> str:
+        return str(obj.end_user)
+
+    @admin.display(description="Transcript")
+    def transcript(self, obj: PlaySession) -> str:
+        url = reverse("session-page", args=[obj.pk])
+        return format_html('<a href="{}">Read the {} turns (masked)</a>', url, obj.turns_count)
 
 
 # --- Collections ----------------------------------------------------------------------

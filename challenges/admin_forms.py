@@ -247,7 +247,14 @@ class ChallengeAdminForm(forms.ModelForm):
         if "secret_ref" in self.fields:
             self.fields["secret_ref"].choices = self._secret_choices()
         # Forms (and scripts) that predate a setting leave it as it was, or its default.
-        for name in ("answer_mode", "copy_policy", "copy_threshold"):
+        for name in (
+            "answer_mode",
+            "copy_policy",
+            "copy_threshold",
+            "mode",
+            "max_turns",
+            "judge_scope",
+        ):
             if name in self.fields:
                 self.fields[name].required = False
         for name in ("description", "goal", "instructions_md", "system_prompt", "success_pattern"):
@@ -297,6 +304,20 @@ class ChallengeAdminForm(forms.ModelForm):
                     layer["judge_config"] = config
             layers += [layer, *same_kind[1:]]
         return layers
+
+    def clean_mode(self) -> str:
+        return self.cleaned_data.get("mode") or self.instance.mode or Challenge.Mode.SINGLE
+
+    def clean_max_turns(self) -> int:
+        value = self.cleaned_data.get("max_turns")
+        return value if value is not None else self.instance.max_turns
+
+    def clean_judge_scope(self) -> str:
+        return (
+            self.cleaned_data.get("judge_scope")
+            or self.instance.judge_scope
+            or Challenge.JudgeScope.TURN
+        )
 
     def clean_answer_mode(self) -> str:
         return self.cleaned_data.get("answer_mode") or Challenge.AnswerMode.OUTPUT

@@ -71,6 +71,14 @@ class Challenge(models.Model):
         OUTPUT = "output"
         GUESS = "guess"
 
+    class Mode(models.TextChoices):
+        SINGLE = "single", "Single prompt"
+        CONVERSATION = "conversation", "Conversation"
+
+    class JudgeScope(models.TextChoices):
+        TURN = "turn", "The turn's reply"
+        TRANSCRIPT = "transcript", "The whole session"
+
     class CopyPolicy(models.TextChoices):
         OFF = "off"
         FLAG = "flag", "flag near-copies"
@@ -162,6 +170,31 @@ class Challenge(models.Model):
         "0.8 catches lightly reworded copies; 1 only prompts made of the same words.",
     )
 
+    # The kind of play (SPEC §9); challenges/modes/ holds one module per kind.
+    mode = models.CharField(
+        max_length=20,
+        choices=Mode.choices,
+        default=Mode.SINGLE,
+        db_default=Mode.SINGLE,
+        help_text="single: one prompt, one reply. conversation: a session of turns in which "
+        "the model sees the whole history.",
+    )
+    max_turns = models.PositiveIntegerField(
+        default=10, db_default=10, help_text="Conversation: the turns a session may take."
+    )
+    judge_scope = models.CharField(
+        max_length=12,
+        choices=JudgeScope.choices,
+        default=JudgeScope.TURN,
+        db_default=JudgeScope.TURN,
+        help_text="Conversation: what the evaluator judges after each turn.",
+    )
+    session_token_budget = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Conversation: the tokens a session may use; empty means no budget.",
+    )
+
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -206,6 +239,14 @@ class Challenge(models.Model):
                 | Q(ends_at__gt=models.F("starts_at")),
                 name="challenge_window_ordered",
             ),
+            models.CheckConstraint(
+                condition=Q(mode__in=["single", "conversation"]), name="challenge_mode_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(judge_scope__in=["turn", "transcript"]),
+                name="challenge_judge_scope_valid",
+            ),
+            models.CheckConstraint(condition=Q(max_turns__gte=1), name="challenge_max_turns_min"),
             models.CheckConstraint(
                 condition=Q(copy_policy__in=["off", "flag", "refuse"]),
                 name="challenge_copy_policy_valid",
@@ -338,6 +379,87 @@ class AttemptOwnText(models.Model):
 
     def __str__(self) -> str:
         return f"Own text of {self.attempt_id}"
+
+
+class PlaySession(models.Model):
+    """A conversation (SPEC §9): a player's turns with the model, which sees the history.
+
+    A win is recorded as one ChallengeAttempt by the winning turn, carrying the tokens and
+    wall time of the whole session, so boards, first blood, events and proofs stay as they
+    are; `attempt` points at it and the transcript hangs off the session.
+    """
+
+    class State(models.TextChoices):
+        OPEN = "open"
+        WON = "won"
+        SPENT = "spent"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="sessions")
+    end_user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="sessions")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN)
+    turns_count = models.PositiveIntegerField(default=0)
+    tokens_total = models.PositiveIntegerField(default=0)
+    # The model's time over every turn; a `fastest` win ranks by it.
+    elapsed_ms = models.PositiveIntegerField(default=0)
+    # A Dify chatflow's conversation (the bridge records its turns here).
+    dify_conversation_id = models.CharField(max_length=100, null=True, blank=True)
+    attempt = models.OneToOneField(
+        ChallengeAttempt,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="play_session",
+    )
+    started_at = models.DateTimeField(default=timezone.now)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+        indexes = [
+            models.Index(
+                fields=["challenge", "end_user", "-started_at"], name="session_player_recent"
+            ),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "dify_conversation_id"],
+                condition=Q(dify_conversation_id__isnull=False),
+                name="session_unique_dify_conversation",
+            ),
+            models.CheckConstraint(
+                condition=Q(state__in=["open", "won", "spent"]), name="session_state_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Session of {self.end_user} on {self.challenge} ({self.state})"
+
+
+class SessionTurn(models.Model):
+    """One prompt and reply of a session, both masked as attempts are."""
+
+    session = models.ForeignKey(PlaySession, on_delete=models.CASCADE, related_name="turns")
+    index = models.PositiveIntegerField()
+    prompt = models.TextField(blank=True)
+    response = models.TextField(blank=True)
+    tokens_total = models.PositiveIntegerField(null=True, blank=True)
+    elapsed_ms = models.PositiveIntegerField(null=True, blank=True)
+    succeeded = models.BooleanField(default=False)
+    judge_rating = models.IntegerField(null=True, blank=True)
+    judge_feedback = models.TextField(blank=True)
+    workflow_run_id = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["session", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "index"], name="session_turn_unique_index"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Turn {self.index} of {self.session_id}"
 
 
 class WinningPrompt(models.Model):

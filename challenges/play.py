@@ -400,10 +400,17 @@ async def _ask_and_judge(
 
 
 async def reply_judge(
-    *, plan: PlayPlan, prompt: str, reply: TargetReply
+    *,
+    plan: PlayPlan,
+    prompt: str,
+    reply: TargetReply,
+    judged: tuple[str, str] | None = None,
 ) -> tuple[TargetReply, Verdict, DefenceFired | None, float | None]:
     """The output defences, then the evaluator and scorer, for a finished reply: (the reply
-    as it is recorded, the verdict, the defence that fired if any, the custom score)."""
+    as it is recorded, the verdict, the defence that fired if any, the custom score).
+
+    `judged` (output, prompt), when given, is what the evaluator sees instead of the reply
+    and the prompt: a conversation judged over its whole transcript (SPEC §9)."""
     challenge = plan.challenge
     defence = await output_defence_fired_async(
         defences=challenge.defences, reply=reply.text, secret=plan.secret
@@ -411,8 +418,9 @@ async def reply_judge(
     if defence or challenge.answer_mode == Challenge.AnswerMode.GUESS:
         refused, verdict = refused_reply(defence, reply=reply)
         return refused, verdict, defence, None
+    output, judged_prompt = judged or (reply.text, prompt)
     verdict = await challenge_evaluate_async(
-        challenge=challenge, secret=plan.secret, output=reply.text, prompt=prompt
+        challenge=challenge, secret=plan.secret, output=output, prompt=judged_prompt
     )
     custom_score = await attempt_custom_score_async(
         challenge=challenge,

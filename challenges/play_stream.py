@@ -34,7 +34,7 @@ from core.disguises import base64_run_growing
 from core.ratelimit import InFlightClaim, in_flight_claim, in_flight_release
 from core.redaction import redact_secrets
 from core.threads import run_orm
-from judging.targets import TargetError, TargetReply, complete_stream_async
+from judging.targets import History, TargetError, TargetReply, complete_stream_async
 
 
 @dataclass(frozen=True)
@@ -78,16 +78,17 @@ async def attempt_play_stream_start(
     )
 
 
-def _claim(started: StartedPlay) -> InFlightClaim:
+def play_claim(*, account_key: str) -> InFlightClaim:
+    """One of the player's in-flight places, as `play_start` takes it."""
     return in_flight_claim(
         scope="play",
-        key=started.account_key,
+        key=account_key,
         limit=IN_FLIGHT_ATTEMPTS_PER_PLAYER,
         expiry_seconds=in_flight_expiry_seconds(),
     )
 
 
-class _MaskedText:
+class MaskedText:
     """The reply written so far, masked, given out only where no secret can still be
     forming: the last few characters wait until more text (or the end) settles them, and
     so does a base64 run that may still grow (it is masked whole if it holds the secret)."""
@@ -115,6 +116,40 @@ class _MaskedText:
         return fresh
 
 
+async def reply_stream_masked(
+    *, plan: PlayPlan, prompt: str, history: History = ()
+) -> AsyncIterator[str | TargetReply]:
+    """Masked text chunks as the model writes, then the whole reply with its wall time.
+
+    A target failure raises ApplicationError; the caller holds the in-flight place.
+    """
+    masked = MaskedText(plan.secret)
+    reply: TargetReply | None = None
+    begun = time.perf_counter()
+    try:
+        async for piece in complete_stream_async(
+            system_prompt=plan.system_prompt,
+            prompt=prompt,
+            user=plan.end_user.external_id,
+            config=plan.target_config,
+            history=history,
+        ):
+            if isinstance(piece, TargetReply):
+                reply = piece
+                continue
+            fresh = masked.add(piece)
+            if fresh:
+                yield fresh
+    except TargetError as exc:
+        raise target_failed(challenge=plan.challenge, error=exc) from None
+    if reply is None:
+        raise target_failed(challenge=plan.challenge, error=TargetError("The stream ended early."))
+    fresh = masked.rest()
+    if fresh:
+        yield fresh
+    yield reply_with_wall_time(reply, started=begun)
+
+
 async def attempt_play_stream(*, started: StartedPlay) -> AsyncIterator[str | PlayResult]:
     """Masked text chunks as the model writes, then the recorded `PlayResult` last.
 
@@ -137,35 +172,16 @@ async def attempt_play_stream(*, started: StartedPlay) -> AsyncIterator[str | Pl
             defence=defence,
         )
         return
-    masked = _MaskedText(plan.secret)
     reply: TargetReply | None = None
-    claim = await run_orm(_claim, started)
+    claim = await run_orm(play_claim, account_key=started.account_key)
     try:
-        begun = time.perf_counter()
-        try:
-            async for piece in complete_stream_async(
-                system_prompt=plan.system_prompt,
-                prompt=prompt,
-                user=plan.end_user.external_id,
-                config=plan.target_config,
-            ):
-                if isinstance(piece, TargetReply):
-                    reply = piece
-                    continue
-                fresh = masked.add(piece)
-                if fresh:
-                    yield fresh
-        except TargetError as exc:
-            raise target_failed(challenge=started.challenge, error=exc) from None
-        if reply is None:
-            raise target_failed(
-                challenge=started.challenge, error=TargetError("The stream ended early.")
-            )
-        fresh = masked.rest()
-        if fresh:
-            yield fresh
+        async for piece in reply_stream_masked(plan=plan, prompt=prompt):
+            if isinstance(piece, TargetReply):
+                reply = piece
+            else:
+                yield piece
         reply, verdict, defence, custom_score = await reply_judge(
-            plan=plan, prompt=prompt, reply=reply_with_wall_time(reply, started=begun)
+            plan=plan, prompt=prompt, reply=reply
         )
     finally:
         await run_orm(in_flight_release, claim)

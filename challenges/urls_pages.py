@@ -5,6 +5,7 @@ from challenges import (
     views_collections,
     views_proofs,
     views_scoreboard,
+    views_sessions,
     views_team_scoreboard,
 )
 from challenges.api.proofs import ProofKeysApi
@@ -19,6 +20,15 @@ urlpatterns = [
         views.challenge_hint_unlock,
         name="challenge-hint-unlock",
     ),
+    path(
+        "challenges/<slug:slug>/sessions", views_sessions.session_new, name="challenge-session-new"
+    ),
+    path(
+        "challenges/<slug:slug>/sessions/<str:session_id>/turns",
+        views_sessions.session_turn,
+        name="challenge-session-turn",
+    ),
+    path("sessions/<str:session_id>/", views_sessions.session_transcript, name="session-page"),
     path(
         "challenges/<slug:slug>/leaderboard",
         views.challenge_leaderboard,

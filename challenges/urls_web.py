@@ -8,6 +8,7 @@ from challenges.api import (
     play,
     proofs,
     scoreboard,
+    sessions,
     stream,
     team_scoreboard,
     web,
@@ -47,6 +48,22 @@ urlpatterns = [
         name="web-challenge-hints",
     ),
     path("hints/<str:hint_id>/unlock", hints.HintUnlockApi.as_view(), name="web-hint-unlock"),
+    path(
+        "challenges/<str:challenge_id>/sessions",
+        sessions.SessionCreateApi.as_view(),
+        name="web-challenge-sessions",
+    ),
+    path("sessions/<str:session_id>", sessions.SessionDetailApi.as_view(), name="web-session"),
+    path(
+        "sessions/<str:session_id>/turns",
+        sessions.TurnCreateApi.as_view(),
+        name="web-session-turns",
+    ),
+    path(
+        "sessions/<str:session_id>/turns/stream",
+        sessions.TurnStreamApi.as_view(),
+        name="web-session-turns-stream",
+    ),
     path(
         "scoreboard/<slug:workspace_slug>",
         scoreboard.ScoreboardApi.as_view(),

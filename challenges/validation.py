@@ -123,6 +123,28 @@ def _guard_hides_the_win(data: dict[str, Any], *, evaluator_type: str, pattern: 
     )
 
 
+MAX_TURNS_CEILING = 100
+
+
+def play_mode_errors(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """The kind of play and its settings (SPEC §9)."""
+    errors = []
+    mode = data.get("mode", "single")
+    if mode not in ("single", "conversation"):
+        errors.append(("mode", "Must be 'single' or 'conversation'."))
+    if data.get("judge_scope", "turn") not in ("turn", "transcript"):
+        errors.append(("judge_scope", "Must be 'turn' or 'transcript'."))
+    max_turns = data.get("max_turns", 10)
+    if type(max_turns) is not int or not 1 <= max_turns <= MAX_TURNS_CEILING:  # noqa: E721
+        errors.append(("max_turns", f"A whole number from 1 to {MAX_TURNS_CEILING}."))
+    budget = data.get("session_token_budget")
+    if budget is not None and (type(budget) is not int or budget < 1):  # noqa: E721
+        errors.append(("session_token_budget", "A positive whole number, or empty for none."))
+    if mode == "conversation" and data.get("answer_mode", "output") == "guess":
+        errors.append(("answer_mode", "A conversation judges the model's replies: use 'output'."))
+    return errors
+
+
 def challenge_errors(
     data: dict[str, Any],
     *,
@@ -190,6 +212,8 @@ def challenge_errors(
         add("answer_mode", "Must be 'output' or 'guess'.")
     if data.get("answer_mode") == "guess" and not (secret_ref or per_player):
         add("answer_mode", "Guess mode compares the answer with a secret: name one.")
+    for field, message in play_mode_errors(data):
+        add(field, message)
     for message in defence_errors(data.get("defences") or []):
         add("defences", message)
     if _guard_hides_the_win(data, evaluator_type=evaluator_type, pattern=pattern):

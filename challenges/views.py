@@ -12,11 +12,11 @@ from django.views.decorators.http import require_GET, require_POST
 
 from challenges.markdown import render_markdown
 from challenges.models import Challenge, ChallengeAttempt, Hint, LeaderboardEntry
+from challenges.modes import play_mode_for
 from challenges.play import (
     ANSWER_MAX_CHARS,
     PROMPT_MAX_CHARS,
     attempt_guess,
-    attempt_play_async,
     challenge_closed_reason,
 )
 from challenges.selectors.attempts import attempts_of_player
@@ -167,9 +167,12 @@ def _page_hints(challenge: Challenge, end_user: EndUser | None) -> list[PageHint
 
 def _page_context(request, challenge: Challenge) -> dict:
     context = _board_context(request, challenge)
+    mode = play_mode_for(challenge)
     end_user = end_user_of_account(workspace_id=challenge.workspace_id, account=request.user)
+    context.update(mode.page_context(challenge=challenge, end_user=end_user))
     context.update(
         {
+            "play_template": mode.play_template,
             "instructions_html": render_markdown(challenge.instructions_md),
             "theme_style": theme_style(challenge.theme),
             "closed_reason": challenge_closed_reason(challenge=challenge),
@@ -200,7 +203,7 @@ async def challenge_play(request, slug: str):
     outcome: dict = {"prompt": prompt}
     status, headers = 200, {}
     try:
-        outcome["result"] = await attempt_play_async(
+        outcome["result"] = await play_mode_for(challenge).attempt_async(
             challenge=challenge,
             account=await request.auser(),
             prompt=prompt,

@@ -2,6 +2,7 @@
 
 `complete()` sends the challenge's defence (its system prompt) and the player's prompt to
 the configured provider and returns the reply with its token count and duration;
+`history` (earlier `(prompt, reply)` turns of a conversation, SPEC §9) goes before it;
 `complete_async()` does the same for async views, and `complete_stream_async()` yields the
 reply as the model writes it. Every outside failure becomes `TargetError`; callers never
 see a provider's own exceptions.
@@ -11,7 +12,7 @@ import asyncio
 import math
 import re
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,25 +58,33 @@ class TargetConfig:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-def complete(*, system_prompt: str, prompt: str, user: str, config: TargetConfig) -> TargetReply:
+# Earlier turns of a conversation, oldest first: (the player's prompt, the model's reply).
+History = Sequence[tuple[str, str]]
+
+
+def complete(
+    *, system_prompt: str, prompt: str, user: str, config: TargetConfig, history: History = ()
+) -> TargetReply:
     if config.provider == "offline":
-        return _offline(system_prompt=system_prompt, prompt=prompt)
+        return _offline(system_prompt=system_prompt, prompt=prompt, history=history)
     if config.provider == "openai":
-        return _openai(system_prompt=system_prompt, prompt=prompt, user=user, config=config)
+        return _openai(
+            system_prompt=system_prompt, prompt=prompt, user=user, config=config, history=history
+        )
     if config.provider == "dify":
         return _dify(system_prompt=system_prompt, prompt=prompt, user=user, config=config)
     raise TargetError(f"Unknown target provider '{config.provider}'.")
 
 
 async def complete_async(
-    *, system_prompt: str, prompt: str, user: str, config: TargetConfig
+    *, system_prompt: str, prompt: str, user: str, config: TargetConfig, history: History = ()
 ) -> TargetReply:
     """`complete()` for async views: the model is awaited, no thread waits on it."""
     if config.provider == "offline":
-        return _offline(system_prompt=system_prompt, prompt=prompt)
+        return _offline(system_prompt=system_prompt, prompt=prompt, history=history)
     if config.provider == "openai":
         return await _openai_async(
-            system_prompt=system_prompt, prompt=prompt, user=user, config=config
+            system_prompt=system_prompt, prompt=prompt, user=user, config=config, history=history
         )
     if config.provider == "dify":
         # Through the sync client on a spare thread, so Dify calls keep the one egress guard
@@ -87,22 +96,24 @@ async def complete_async(
 
 
 async def complete_stream_async(
-    *, system_prompt: str, prompt: str, user: str, config: TargetConfig
+    *, system_prompt: str, prompt: str, user: str, config: TargetConfig, history: History = ()
 ) -> AsyncIterator[str | TargetReply]:
     """The reply as the model writes it: text chunks (str), then the whole `TargetReply`
     with its usage as the last item. Targets that cannot stream give one chunk."""
     if config.provider == "offline":
-        async for piece in _offline_stream(system_prompt=system_prompt, prompt=prompt):
+        async for piece in _offline_stream(
+            system_prompt=system_prompt, prompt=prompt, history=history
+        ):
             yield piece
         return
     if config.provider == "openai":
         async for piece in _openai_stream(
-            system_prompt=system_prompt, prompt=prompt, user=user, config=config
+            system_prompt=system_prompt, prompt=prompt, user=user, config=config, history=history
         ):
             yield piece
         return
     reply = await complete_async(
-        system_prompt=system_prompt, prompt=prompt, user=user, config=config
+        system_prompt=system_prompt, prompt=prompt, user=user, config=config, history=history
     )
     if reply.text:
         yield reply.text
@@ -386,20 +397,60 @@ _REPEAT = re.compile(
 )
 
 
-def offline_answer(*, system_prompt: str, prompt: str) -> str:
+# A defence that says it does not trust someone it has "just met" makes the offline model
+# wary in a conversation: it answers only a player who introduced themselves in an earlier
+# turn (docs/conversations.md), so such a level takes at least two turns.
+_JUST_MET = r"just met"
+_INTRODUCTION = re.compile(
+    r"\b(?:my name is|my name's|call me|i am|i'm)\s+([a-z][a-z'-]{1,30})", re.IGNORECASE
+)
+
+
+def _introduced_name(text: str) -> str | None:
+    match = _INTRODUCTION.search(text or "")
+    return match.group(1).capitalize() if match else None
+
+
+def _wary_reply(*, defence: str, prompt: str, history: History) -> tuple[str | None, str]:
+    """(the reply of a wary model that will not talk yet, or None; a greeting to put first)."""
+    if not _has(defence, _JUST_MET):
+        return None, ""
+    known = next(
+        (name for name in map(_introduced_name, (turn[0] for turn in history)) if name), None
+    )
+    if known:
+        return None, f"Good to talk again, {known}. "
+    name = _introduced_name(prompt)
+    if name:
+        return f"Nice to meet you, {name}! What would you like to talk about?", ""
+    return "We have only just met. Tell me a little about yourself first: what's your name?", ""
+
+
+def offline_answer(*, system_prompt: str, prompt: str, history: History = ()) -> str:
     """A deterministic guarded assistant: refuses plain asks, gives in to classic tricks."""
     lowered = " ".join(prompt.lower().split())
     secret = find_secret(system_prompt)
     repeat = _REPEAT.search(prompt)
     if repeat:
         return repeat.group(1).strip().strip(_QUOTES).strip()[:500]
-    if secret is None:
-        if not lowered:
-            return "Hello! How can I help?"
-        if _has(system_prompt.lower(), r"french") and _has(system_prompt.lower(), r"translat"):
-            # A French-only translation bot answers in French, whatever it is asked.
-            return f"Voici la traduction en français : « {prompt.strip()[:500]} »"
-        return "I'm a helpful assistant. I don't hold any secret, but I'm happy to chat."
+    if secret is not None:
+        wary, greeting = _wary_reply(
+            defence=" ".join((system_prompt or "").lower().split()), prompt=prompt, history=history
+        )
+        if wary is not None:
+            return wary
+        return greeting + _guarded_answer(
+            system_prompt=system_prompt, lowered=lowered, secret=secret
+        )
+    if not lowered:
+        return "Hello! How can I help?"
+    if _has(system_prompt.lower(), r"french") and _has(system_prompt.lower(), r"translat"):
+        # A French-only translation bot answers in French, whatever it is asked.
+        return f"Voici la traduction en français : « {prompt.strip()[:500]} »"
+    return "I'm a helpful assistant. I don't hold any secret, but I'm happy to chat."
+
+
+def _guarded_answer(*, system_prompt: str, lowered: str, secret: str) -> str:
     defence = " ".join((system_prompt or "").lower().split())
     if _has(defence, _REFUSES_MENTIONS) and _has(lowered, _MENTIONS_SECRET):
         return "I'm sorry, I can't talk about that. Let's change the subject."
@@ -413,25 +464,38 @@ def offline_answer(*, system_prompt: str, prompt: str) -> str:
     return "Hello! I'm guarding something important, but I'm glad to chat about anything else."
 
 
-def _offline(*, system_prompt: str, prompt: str) -> TargetReply:
+def _offline_tokens(*, system_prompt: str, prompt: str, history: History, text: str) -> int:
+    # The whole context counts, as an API bills every earlier turn again.
+    earlier = sum(rough_token_count(said) + rough_token_count(heard) for said, heard in history)
+    return (
+        rough_token_count(system_prompt)
+        + earlier
+        + rough_token_count(prompt)
+        + rough_token_count(text)
+    )
+
+
+def _offline(*, system_prompt: str, prompt: str, history: History = ()) -> TargetReply:
     started = time.monotonic()
-    text = offline_answer(system_prompt=system_prompt, prompt=prompt)
-    tokens = rough_token_count(system_prompt) + rough_token_count(prompt) + rough_token_count(text)
+    text = offline_answer(system_prompt=system_prompt, prompt=prompt, history=history)
+    tokens = _offline_tokens(system_prompt=system_prompt, prompt=prompt, history=history, text=text)
     return TargetReply(text=text, tokens_total=tokens, elapsed_ms=_elapsed_ms(started))
 
 
 _STREAM_PIECE = re.compile(r"\S+\s*|\s+")
 
 
-async def _offline_stream(*, system_prompt: str, prompt: str) -> AsyncIterator[str | TargetReply]:
+async def _offline_stream(
+    *, system_prompt: str, prompt: str, history: History = ()
+) -> AsyncIterator[str | TargetReply]:
     # Word by word with a short pause, as a model writes; tests may slow it down.
     started = time.monotonic()
     pause = float(getattr(settings, "OFFLINE_STREAM_PAUSE_SECONDS", 0.01))
-    text = offline_answer(system_prompt=system_prompt, prompt=prompt)
+    text = offline_answer(system_prompt=system_prompt, prompt=prompt, history=history)
     for piece in _STREAM_PIECE.findall(text):
         await asyncio.sleep(pause)
         yield piece
-    tokens = rough_token_count(system_prompt) + rough_token_count(prompt) + rough_token_count(text)
+    tokens = _offline_tokens(system_prompt=system_prompt, prompt=prompt, history=history, text=text)
     yield TargetReply(text=text, tokens_total=tokens, elapsed_ms=_elapsed_ms(started))
 
 
@@ -442,8 +506,12 @@ def _elapsed_ms(started: float) -> int:
 # --- openai-compatible -------------------------------------------------------------------
 
 
-def _openai(*, system_prompt: str, prompt: str, user: str, config: TargetConfig) -> TargetReply:
-    request = _openai_request(system_prompt=system_prompt, prompt=prompt, user=user, config=config)
+def _openai(
+    *, system_prompt: str, prompt: str, user: str, config: TargetConfig, history: History = ()
+) -> TargetReply:
+    request = _openai_request(
+        system_prompt=system_prompt, prompt=prompt, user=user, config=config, history=history
+    )
     client = openai_client(
         base_url=config.base_url,
         api_key=config.api_key,
@@ -459,9 +527,11 @@ def _openai(*, system_prompt: str, prompt: str, user: str, config: TargetConfig)
 
 
 async def _openai_async(
-    *, system_prompt: str, prompt: str, user: str, config: TargetConfig
+    *, system_prompt: str, prompt: str, user: str, config: TargetConfig, history: History = ()
 ) -> TargetReply:
-    request = _openai_request(system_prompt=system_prompt, prompt=prompt, user=user, config=config)
+    request = _openai_request(
+        system_prompt=system_prompt, prompt=prompt, user=user, config=config, history=history
+    )
     client = async_openai_client(
         base_url=config.base_url,
         api_key=config.api_key,
@@ -477,9 +547,11 @@ async def _openai_async(
 
 
 async def _openai_stream(
-    *, system_prompt: str, prompt: str, user: str, config: TargetConfig
+    *, system_prompt: str, prompt: str, user: str, config: TargetConfig, history: History = ()
 ) -> AsyncIterator[str | TargetReply]:
-    request = _openai_request(system_prompt=system_prompt, prompt=prompt, user=user, config=config)
+    request = _openai_request(
+        system_prompt=system_prompt, prompt=prompt, user=user, config=config, history=history
+    )
     client = async_openai_client(
         base_url=config.base_url,
         api_key=config.api_key,
@@ -510,13 +582,18 @@ async def _openai_stream(
     yield TargetReply(text="".join(parts), tokens_total=tokens, elapsed_ms=_elapsed_ms(started))
 
 
-def _openai_request(*, system_prompt: str, prompt: str, user: str, config: TargetConfig) -> dict:
+def _openai_request(
+    *, system_prompt: str, prompt: str, user: str, config: TargetConfig, history: History = ()
+) -> dict:
     if not config.base_url and not config.api_key:
         raise TargetError("No OpenAI-compatible endpoint is configured.")
     if not config.model:
         raise TargetError("The challenge names no target model.")
     params = {key: config.options[key] for key in OPENAI_PARAMS if key in config.options}
-    messages = [{"role": "user", "content": prompt}]
+    messages = []
+    for said, heard in history:
+        messages += [{"role": "user", "content": said}, {"role": "assistant", "content": heard}]
+    messages.append({"role": "user", "content": prompt})
     if system_prompt:
         messages.insert(0, {"role": "system", "content": system_prompt})
     return {

@@ -7,7 +7,8 @@ from rest_framework.response import Response
 
 from challenges.api.serializers import StrictSerializer
 from challenges.models import AttemptOwnText, ChallengeAttempt
-from challenges.play import ANSWER_MAX_CHARS, PROMPT_MAX_CHARS, attempt_guess, attempt_play_async
+from challenges.modes import play_mode_for
+from challenges.play import ANSWER_MAX_CHARS, PROMPT_MAX_CHARS, attempt_guess
 from challenges.selectors.attempts import attempts_of_player_queryset
 from challenges.selectors.challenges import challenges_to_play
 from core.api import object_or_404, paginated_response
@@ -42,7 +43,7 @@ class AttemptCreateApi(AsyncApiView):
         challenge = await run_orm(object_or_404, challenges_to_play(), challenge_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        result = await attempt_play_async(
+        result = await play_mode_for(challenge).attempt_async(
             challenge=challenge,
             account=request.user,
             prompt=serializer.validated_data["prompt"],

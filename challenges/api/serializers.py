@@ -45,6 +45,12 @@ class ChallengeInputSerializer(StrictSerializer):
         child=serializers.CharField(max_length=100), required=False, max_length=100
     )
     keep_failed_prompts = serializers.BooleanField(required=False)
+    mode = serializers.ChoiceField(Challenge.Mode.choices, required=False)
+    max_turns = serializers.IntegerField(required=False, min_value=1, max_value=100)
+    judge_scope = serializers.ChoiceField(Challenge.JudgeScope.choices, required=False)
+    session_token_budget = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=2_000_000_000
+    )
     copy_policy = serializers.ChoiceField(
         Challenge.CopyPolicy.choices,
         required=False,
@@ -155,6 +161,10 @@ class PublicChallengeSerializer(serializers.ModelSerializer):
             "scoring_strategy",
             "evaluator_type",
             "answer_mode",
+            "mode",
+            "max_turns",
+            "judge_scope",
+            "session_token_budget",
             "target",
             "max_attempts_per_hour",
             "starts_at",

@@ -19,8 +19,9 @@ from rest_framework.response import Response
 
 from challenges.api.play import AttemptCreateApi
 from challenges.models import ChallengeAttempt
+from challenges.modes import play_mode_for
 from challenges.play import PlayResult
-from challenges.play_stream import StartedPlay, attempt_play_stream, attempt_play_stream_start
+from challenges.play_stream import StartedPlay, attempt_play_stream
 from challenges.selectors.challenges import challenges_to_play
 from challenges.selectors.levels import collection_topped_by, next_level
 from challenges.templatetags.play_labels import outcome_words
@@ -49,7 +50,7 @@ def server_sent_event(event: str, data: dict) -> str:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n"
 
 
-def _error_event(exc: ApplicationError) -> str:
+def error_event(exc: ApplicationError) -> str:
     body = {"code": exc.code, "message": exc.message, "fields": exc.fields}
     return server_sent_event("error", {"error": body, "status": exc.status})
 
@@ -94,10 +95,10 @@ async def _events(started: StartedPlay) -> AsyncIterator[str]:
             else:
                 yield server_sent_event("chunk", {"text": piece})
     except ApplicationError as exc:
-        yield _error_event(exc)
+        yield error_event(exc)
     except Exception:
         logger.exception("Streamed attempt failed for challenge %s", started.challenge.id)
-        yield _error_event(
+        yield error_event(
             ApplicationError("Something went wrong.", code="server_error", status=500)
         )
 
@@ -121,7 +122,7 @@ class AttemptStreamApi(AsyncApiView):
         challenge = await run_orm(object_or_404, challenges_to_play(), challenge_id)
         serializer = AttemptCreateApi.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        started = await attempt_play_stream_start(
+        started = await play_mode_for(challenge).attempt_stream_start(
             challenge=challenge,
             account=request.user,
             prompt=serializer.validated_data["prompt"],

@@ -99,6 +99,13 @@ class ChallengeEvaluatorInputSerializer(StrictSerializer):
         required=False, allow_null=True, min_value=0, max_value=MAX_STORED_INTEGER
     )
     variables = serializers.DictField(required=False)
+    conversation_id = serializers.CharField(
+        max_length=100,
+        required=False,
+        allow_blank=True,
+        help_text="A Dify chatflow's conversation: the output is a turn of that session "
+        "(conversation challenges, SPEC §9)",
+    )
     mask_variables = serializers.ListField(
         child=serializers.CharField(max_length=200), required=False, max_length=100
     )
@@ -234,6 +241,7 @@ class ChallengeEvaluatorApi(BridgeApi):
             judging=data["judging"],
             judgement=data["judgement"],
             link_code=data.get("link_code", ""),
+            conversation_id=data.get("conversation_id", ""),
         )
         return self.answer(result)
 

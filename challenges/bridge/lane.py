@@ -34,6 +34,7 @@ from challenges.bridge.api import MAX_STORED_INTEGER, ChallengeEvaluatorInputSer
 from challenges.bridge.auth import key_for_bearer
 from challenges.bridge.signatures import key_hash
 from challenges.models import BridgeKey, Challenge, ChallengeAttempt, Secret
+from challenges.modes import play_mode_for
 from challenges.selectors.challenges import challenge_in_workspace_by_ref
 from challenges.selectors.levels import is_leveled
 from challenges.services.attempts import attempt_build
@@ -100,6 +101,9 @@ class _Challenge:
     # A level of an in-order collection or a challenge with prerequisites: Django's path
     # checks them (challenges.selectors.levels) before it records.
     leveled: bool
+    # The challenge's kind of play lets the lane record its calls (challenges/modes/): a
+    # conversation's turns belong to a session, which only Django's path keeps.
+    lane_records: bool = True
 
 
 @dataclass(frozen=True)
@@ -229,6 +233,7 @@ def _challenge_load(*, workspace_id, ref: str) -> _Challenge | None:
         secret=secret[0] if secret else None,
         secret_updated_at=secret[1] if secret else None,
         leveled=is_leveled(challenge=challenge),
+        lane_records=play_mode_for(challenge).lane_records,
     )
 
 
@@ -272,7 +277,8 @@ async def _player(*, workspace, external_id: str) -> _Player:
 def _lane_takes(entry: _Challenge) -> bool:
     challenge = entry.challenge
     return (
-        not entry.leveled
+        entry.lane_records
+        and not entry.leveled
         # The near-copy check runs where Django's path records a win (attempt_record); a
         # policy changed since this was cached changes `updated_at`, which the recording
         # statement re-checks.

@@ -6,6 +6,7 @@ stored answer back with nothing new written.
 """
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +14,7 @@ from django.db import IntegrityError, transaction
 
 from challenges.bridge.linking import bridge_link_dify_user
 from challenges.models import BridgeDelivery, BridgeKey, Challenge, ChallengeAttempt
+from challenges.modes import play_mode_for
 from challenges.selectors.challenges import challenge_in_workspace_by_ref
 from challenges.selectors.levels import level_locked_reason
 from challenges.services.attempts import attempt_record
@@ -62,6 +64,13 @@ def masked_values(variables: dict[str, Any], names: list[str]) -> list[str]:
         for name in names
         if name in variables and variables[name] not in (None, "")
     ]
+
+
+def bridge_stored_answer(*, workspace_id, endpoint: str, workflow_run_id: str) -> dict | None:
+    """The first answer given to a run, if any."""
+    return _stored_answer(
+        workspace_id=workspace_id, endpoint=endpoint, workflow_run_id=workflow_run_id
+    )
 
 
 def _stored_answer(*, workspace_id, endpoint: str, workflow_run_id: str) -> dict | None:
@@ -204,14 +213,34 @@ def answer_body(*, verdict: Verdict, output: str, secret: str | None, hidden: li
     return body
 
 
-@retry_if_connection_was_dead
 def _store(
     *, workspace_id, endpoint: str, workflow_run_id: str, body: dict, record=None
 ) -> BridgeAnswer:
-    """Record (when asked) and remember the answer atomically; a lost race replays the winner."""
+    return bridge_store(
+        workspace_id=workspace_id,
+        endpoint=endpoint,
+        workflow_run_id=workflow_run_id,
+        body=body,
+        record=(lambda: (record(), {})) if record else None,
+    )
+
+
+@retry_if_connection_was_dead
+def bridge_store(
+    *,
+    workspace_id,
+    endpoint: str,
+    workflow_run_id: str,
+    body: dict,
+    record: Callable[[], tuple[ChallengeAttempt | None, dict[str, Any]]] | None = None,
+) -> BridgeAnswer:
+    """Record (when asked) and remember the answer atomically; a lost race replays the winner.
+
+    `record` returns the attempt it wrote (or None) and fields to add to the answer."""
     try:
         with transaction.atomic():
-            attempt = record() if record else None
+            attempt, extra = record() if record else (None, {})
+            body = {**body, **extra}
             if attempt is not None:
                 body = {**body, "attempt_id": str(attempt.id)}
             if workflow_run_id:
@@ -418,6 +447,7 @@ async def bridge_challenge_evaluate_async(
     judging: InlineJudging | None = None,
     judgement: ChainedJudgement | None = None,
     link_code: str = "",
+    conversation_id: str = "",
 ) -> BridgeAnswer:
     """Evaluate one Dify output. `judging` asks for an inline llm-judge evaluation;
     `judgement` carries an upstream judging-llm node's values, taken instead of a second
@@ -451,39 +481,79 @@ async def bridge_challenge_evaluate_async(
             hidden=plan.hidden,
             judged=True,
         )
-    if judgement is not None:
-        verdict = chained_verdict(
-            judgement=judgement,
-            config=plan.challenge.judge_config,
-            output=output,
-            prompt=prompt,
-            secret=plan.secret,
-        )
-    else:
-        verdict = await challenge_evaluate_async(
-            challenge=plan.challenge,
-            secret=plan.secret,
-            output=output,
-            prompt=prompt,
-            variables=variables_masked(variables, plan.hidden_names),
-        )
-    custom_score = None
-    if plan.end_user is not None:
-        custom_score = await attempt_custom_score_async(
-            challenge=plan.challenge,
-            verdict=verdict,
-            tokens_total=tokens_total,
-            elapsed_ms=elapsed_ms,
-        )
-    return await run_orm(
-        evaluation_finish,
-        plan=plan,
+    call = BridgeCall(
         key=key,
         workflow_run_id=workflow_run_id,
         output=output,
         prompt=prompt,
         tokens_total=tokens_total,
         elapsed_ms=elapsed_ms,
+        variables=variables,
+        judgement=judgement,
+        conversation_id=conversation_id,
+    )
+    # The challenge's kind of play records the call: an attempt, or a turn of a session.
+    return await play_mode_for(plan.challenge).bridge_evaluate(call=call, plan=plan)
+
+
+@dataclass(frozen=True)
+class BridgeCall:
+    """A challenge-evaluator call for a stored challenge, as the kinds of play take it."""
+
+    key: BridgeKey
+    workflow_run_id: str
+    output: str
+    prompt: str
+    tokens_total: int | None
+    elapsed_ms: int | None
+    variables: dict[str, Any]
+    judgement: ChainedJudgement | None
+    conversation_id: str = ""
+
+
+async def bridge_verdict_async(
+    *, call: BridgeCall, plan: EvaluationPlan, judged: tuple[str, str] | None = None
+) -> Verdict:
+    """The verdict on the call's output (or on `judged` (output, prompt): a transcript):
+    an upstream judge's values when sent, else the challenge's evaluator."""
+    output, prompt = judged or (call.output, call.prompt)
+    if call.judgement is not None:
+        return chained_verdict(
+            judgement=call.judgement,
+            config=plan.challenge.judge_config,
+            output=output,
+            prompt=prompt,
+            secret=plan.secret,
+        )
+    return await challenge_evaluate_async(
+        challenge=plan.challenge,
+        secret=plan.secret,
+        output=output,
+        prompt=prompt,
+        variables=variables_masked(call.variables, plan.hidden_names),
+    )
+
+
+async def bridge_attempt_evaluate_async(*, call: BridgeCall, plan: EvaluationPlan) -> BridgeAnswer:
+    """One output judged and, with a player, recorded as an attempt (single play)."""
+    verdict = await bridge_verdict_async(call=call, plan=plan)
+    custom_score = None
+    if plan.end_user is not None:
+        custom_score = await attempt_custom_score_async(
+            challenge=plan.challenge,
+            verdict=verdict,
+            tokens_total=call.tokens_total,
+            elapsed_ms=call.elapsed_ms,
+        )
+    return await run_orm(
+        evaluation_finish,
+        plan=plan,
+        key=call.key,
+        workflow_run_id=call.workflow_run_id,
+        output=call.output,
+        prompt=call.prompt,
+        tokens_total=call.tokens_total,
+        elapsed_ms=call.elapsed_ms,
         verdict=verdict,
         custom_score=custom_score,
     )

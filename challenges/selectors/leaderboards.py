@@ -28,6 +28,8 @@ class LeaderboardRow:
     # The win has a signed proof at /proofs/<attempt_id>/ (wins recorded before proofs
     # existed have none).
     has_proof: bool = False
+    # A conversation's win: its session's transcript, for the winner and the creators.
+    session_id: str = ""
 
 
 def leaderboard_for_challenge(
@@ -38,7 +40,10 @@ def leaderboard_for_challenge(
     source = standing_entries(view=view, challenge_ids=[challenge.id])
     entries = (
         source.order_by("rank_value", "achieved_at", "id")
-        .annotate(proof_config=F(standing_attempt_field(source, "config_sha256")))
+        .annotate(
+            proof_config=F(standing_attempt_field(source, "config_sha256")),
+            session_ref=F(standing_attempt_field(source, "play_session__id")),
+        )
         .values(
             "achieved_at",
             "score",
@@ -50,6 +55,7 @@ def leaderboard_for_challenge(
             "end_user__display_name",
             "end_user__external_id",
             "proof_config",
+            "session_ref",
         )[:limit]
     )
     rows = []
@@ -71,6 +77,7 @@ def leaderboard_for_challenge(
                 achieved_at=entry["achieved_at"],
                 attempt_id=str(entry["attempt_id"]),
                 has_proof=bool(entry["proof_config"]),
+                session_id=str(entry["session_ref"] or ""),
             )
         )
     return rows

@@ -50,6 +50,10 @@ CHALLENGE_FIELDS = (
     "keep_failed_prompts",
     "copy_policy",
     "copy_threshold",
+    "mode",
+    "max_turns",
+    "judge_scope",
+    "session_token_budget",
 )
 # The task is named, not imported: its module imports this one (challenges/apps.py loads it).
 LEADERBOARD_REBUILD_TASK = "challenges.tasks.leaderboard_rebuild_task"

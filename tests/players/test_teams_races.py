@@ -61,6 +61,9 @@ def test_eight_players_race_for_the_last_seat_and_one_gets_it(workspace_with_tea
 
 
 def test_a_player_joining_two_teams_at_once_ends_up_in_one(workspace_with_teams):
+    # Room for every joiner in either team: only the second team may refuse, and only
+    # because the player is already in the first.
+    team_size_limit_set(workspace=workspace_with_teams, team_size_limit=10)
     teams = [
         team_create(account=make_player(), workspace=workspace_with_teams, name=name)
         for name in ("North", "South")

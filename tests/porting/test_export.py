@@ -38,7 +38,7 @@ def test_it_writes_every_creator_set_field_of_every_kind(rich_workspace):
     ]
     assert data["version"] == 1
     challenges = {entry["slug"]: entry for entry in data["challenges"]}
-    assert len(challenges) == Challenge.objects.filter(workspace=rich_workspace).count() == 12
+    assert len(challenges) == Challenge.objects.filter(workspace=rich_workspace).count() == 13
     vault = challenges["demo-vault-window"]
     assert list(vault) == [
         "slug",
@@ -96,6 +96,7 @@ def test_it_names_secrets_and_never_holds_a_value(rich_workspace):
         "demo-password-4",
         "demo-password-5",
         "demo-password-6",
+        "demo-password-talk",
         "dify-app-key",
         "vault-key",
     ]
