@@ -241,3 +241,22 @@ def test_a_collection_page_marks_a_challenge_waiting_for_prerequisites(workspace
     for challenge in (basics, tools):
         record_win(challenge, end_user_for_account(workspace=workspace, account=player))
     assert 'data-locked="true"' not in browser.get("/collections/pack/").content.decode()
+
+
+def test_a_conversation_session_is_refused_until_the_prerequisites_are_solved(
+    workspace, trio, player
+):
+    basics, tools, _ = trio
+    talk = make_challenge(
+        workspace=workspace, name="Talk", slug="talk", mode="conversation", max_turns=4
+    )
+    challenge_set_prerequisites(challenge=talk, prerequisite_ids=[basics.id])
+    api = client_for(player)
+
+    refused = api.post(f"/web/api/challenges/{talk.id}/sessions", {}, format="json")
+    assert refused.status_code == 403
+    assert refused.json()["error"]["code"] == "level_locked"
+
+    record_win(basics, end_user_for_account(workspace=workspace, account=player))
+    opened = api.post(f"/web/api/challenges/{talk.id}/sessions", {}, format="json")
+    assert opened.status_code == 201, opened.json()
