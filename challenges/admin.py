@@ -20,11 +20,13 @@ from django.http import (
 )
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 from django.utils.timesince import timesince
 
 from challenges.admin_forms import (
     DEFENCE_EDITOR_FIELDS,
+    TARGET_EDITOR_FIELDS,
     AdminEmailLoginForm,
     BridgeKeyAdminForm,
     ChallengeAdminForm,
@@ -49,6 +51,7 @@ from challenges.models import (
 )
 from challenges.modes import play_mode_settings
 from challenges.selectors.challenge_stats import challenges_with_play_stats
+from challenges.selectors.targets import target_solve_rates
 from challenges.services.bridge_keys import bridge_key_create, bridge_key_revoke
 from challenges.services.challenges import (
     CHALLENGE_FIELDS,
@@ -109,6 +112,7 @@ _JUDGE_FIELDSET = (
     "judge_rubric_prompt_template",
     ("judge_rating_scale", "judge_pass_threshold"),
 )
+_PANEL_FIELDSET = ("panel_judge_models", ("panel_rule", "panel_review", "panel_review_margin"))
 _THEME_HELP = "A JSON object; allowed keys: " + ", ".join(
     f"{key} ({expected})" for key, (_, _, expected) in THEME_KEYS.items()
 )
@@ -173,7 +177,13 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
     list_select_related = ("workspace",)
     prepopulated_fields = {"slug": ("name",)}
     # Names as text: a link to the user admin would answer 403 to a creator.
-    readonly_fields = ("created_by_name", "updated_by_name", "created_at", "updated_at")
+    readonly_fields = (
+        "created_by_name",
+        "updated_by_name",
+        "created_at",
+        "updated_at",
+        "target_solve_rates",
+    )
 
     def get_queryset(self, request: HttpRequest):
         return challenges_with_play_stats(super().get_queryset(request))
@@ -227,6 +237,17 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
     @admin.display(description="Created by")
     def created_by_name(self, obj: Challenge) -> str:
         return _user_label(obj.created_by)
+
+    @admin.display(description="Solve rate per target")
+    def target_solve_rates(self, obj: Challenge) -> str:
+        rows = target_solve_rates(challenge=obj)
+        if not rows:
+            return "–"
+        return format_html_join(
+            mark_safe("<br>"),
+            "{} ({}): {} of {} players",
+            ((row.codename, row.model, row.solves, row.players) for row in rows),
+        )
 
     @admin.display(description="Updated by")
     def updated_by_name(self, obj: Challenge) -> str:
@@ -314,6 +335,23 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                 },
             ),
             (
+                "Several targets",
+                {
+                    "classes": ("collapse",) if not getattr(obj, "targets", None) else (),
+                    "description": "List two or more models to play this challenge against "
+                    "several at once. Players see the codenames only; a win counts for the "
+                    "model it was made against, each has its own board, and the combined "
+                    "board counts the models each player broke. Round robin gives each play "
+                    "the next model in turn; choice lets the player pick. Reveal shows "
+                    "players which model each codename was.",
+                    "fields": (
+                        ("target_assignment", "reveal_targets"),
+                        *TARGET_EDITOR_FIELDS,
+                        *(("target_solve_rates",) if obj is not None else ()),
+                    ),
+                },
+            ),
+            (
                 "Evaluation and scoring",
                 {"fields": ("evaluator_type", "scoring_strategy", "max_attempts_per_hour")},
             ),
@@ -331,6 +369,15 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                     "classes": when("evaluator_type", "llm-judge"),
                     "description": "A judge model rates each reply against the goal.",
                     "fields": _JUDGE_FIELDSET if editable else ("judge_config",),
+                },
+            ),
+            (
+                "Judge panel",
+                {
+                    "classes": when("evaluator_type", "llm-judge"),
+                    "description": "Two or more judges instead of one; disputed verdicts go "
+                    "to the Reviews queue (docs/reviews.md).",
+                    "fields": _PANEL_FIELDSET if editable else ("judge_panel",),
                 },
             ),
             (
@@ -825,3 +872,6 @@ class BridgeKeyAdmin(WorkspaceScopedAdmin):
             bridge_key_revoke(key=key)
             revoked += 1
         self.message_user(request, f"Revoked {revoked} key(s).", messages.SUCCESS)
+
+
+from challenges import admin_reviews  # noqa: E402, F401 - registers the review queue

@@ -128,6 +128,40 @@ DEFENCE_EDITOR_FIELDS = (
 )
 
 
+# Several anonymised targets (SPEC §9): one row of fields per target, no JSON to write.
+TARGET_ROWS = 6
+TARGET_ROW_KEYS = ("codename", "target", "target_model", "base_url", "app_key_secret")
+TARGET_EDITOR_FIELDS = tuple(
+    tuple(f"target_{row}_{key}" for key in TARGET_ROW_KEYS) for row in range(1, TARGET_ROWS + 1)
+)
+
+
+def _target_row_fields() -> dict[str, forms.Field]:
+    fields: dict[str, forms.Field] = {}
+    for row in range(1, TARGET_ROWS + 1):
+        fields[f"target_{row}_codename"] = forms.CharField(
+            required=False,
+            max_length=40,
+            label=f"Target {row}: codename",
+            help_text="What players see, e.g. Model Teal. Leave blank for no target here."
+            if row == 1
+            else "",
+        )
+        fields[f"target_{row}_target"] = forms.ChoiceField(
+            required=False, choices=Challenge.Target.choices, label="Kind"
+        )
+        fields[f"target_{row}_target_model"] = forms.CharField(
+            required=False, max_length=200, label="Model", help_text="Only creators see it."
+        )
+        fields[f"target_{row}_base_url"] = forms.CharField(
+            required=False, max_length=500, label="Dify base URL"
+        )
+        fields[f"target_{row}_app_key_secret"] = forms.CharField(
+            required=False, max_length=100, label="Dify app key secret"
+        )
+    return fields
+
+
 class ChallengeAdminForm(forms.ModelForm):
     # Set by the ModelAdmin for each request: the workspaces the creator may write to.
     writable_workspaces: QuerySet | None = None
@@ -214,6 +248,34 @@ class ChallengeAdminForm(forms.ModelForm):
         label="Rubric prompt template",
         help_text="Placeholders: {goal}, {response}, {hints}.",
     )
+    panel_judge_models = forms.CharField(
+        required=False,
+        label="Panel judges",
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="One judge model a line (2 to 5), e.g. openai/gpt-4o-mini; each uses the "
+        "judge settings above. Blank: the one judge above decides.",
+    )
+    panel_rule = forms.ChoiceField(
+        required=False,
+        label="Verdict by",
+        choices=[
+            ("majority", "majority of judges"),
+            ("all", "all judges"),
+            ("any", "any judge"),
+        ],
+    )
+    panel_review = forms.ChoiceField(
+        required=False,
+        label="Send to review",
+        choices=[
+            ("disagreement", "when the judges disagree"),
+            ("margin", "when a rating is within the margin of the threshold"),
+            ("never", "never"),
+        ],
+    )
+    panel_review_margin = forms.FloatField(
+        required=False, min_value=0, max_value=100, label="Margin", initial=0
+    )
     judge_rating_scale = forms.IntegerField(
         required=False,
         min_value=1,
@@ -232,7 +294,11 @@ class ChallengeAdminForm(forms.ModelForm):
         model = Challenge
         fields = (
             "workspace",
-            *(name for name in CHALLENGE_FIELDS if name not in ("judge_config", "defences")),
+            *(
+                name
+                for name in CHALLENGE_FIELDS
+                if name not in ("judge_config", "judge_panel", "defences", "targets")
+            ),
         )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -264,6 +330,99 @@ class ChallengeAdminForm(forms.ModelForm):
             if name in self.fields:
                 self.fields[name].help_text = help_text
         self._show_defences(self.instance.defences or [])
+        self._show_targets(self.instance.targets or [])
+        if "target_assignment" in self.fields:
+            self.fields["target_assignment"].required = False
+        self._show_panel(self.instance.judge_panel or {})
+
+    def _show_targets(self, targets: list) -> None:
+        for row, entry in enumerate(targets[:TARGET_ROWS], start=1):
+            if not isinstance(entry, dict):
+                continue
+            config = entry.get("target_config") or {}
+            shown = {
+                **entry,
+                **{key: config.get(key, "") for key in ("base_url", "app_key_secret")},
+            }
+            for key in TARGET_ROW_KEYS:
+                name = f"target_{row}_{key}"
+                if name in self.fields and shown.get(key):
+                    self.fields[name].initial = shown[key]
+
+    def targets(self) -> list[dict[str, Any]]:
+        """The rows with a codename, in order. Target settings the rows do not show (set
+        through the console API) are kept for the same codename."""
+        cleaned = self.cleaned_data
+        stored = {
+            entry.get("codename"): entry
+            for entry in (self.instance.targets or [])
+            if isinstance(entry, dict)
+        }
+        targets = []
+        for row in range(1, TARGET_ROWS + 1):
+            codename = (cleaned.get(f"target_{row}_codename") or "").strip()
+            if not codename:
+                continue
+            config = dict((stored.get(codename) or {}).get("target_config") or {})
+            for key in ("base_url", "app_key_secret"):
+                config.pop(key, None)
+                if cleaned.get(f"target_{row}_{key}"):
+                    config[key] = cleaned[f"target_{row}_{key}"].strip()
+            targets.append(
+                {
+                    "codename": codename,
+                    "target": cleaned.get(f"target_{row}_target") or Challenge.Target.OFFLINE,
+                    "target_model": (cleaned.get(f"target_{row}_target_model") or "").strip(),
+                    "target_config": config,
+                }
+            )
+        return targets
+
+    def clean_target_assignment(self) -> str:
+        return (
+            self.cleaned_data.get("target_assignment")
+            or self.instance.target_assignment
+            or Challenge.TargetAssignment.ROUND_ROBIN
+        )
+
+    def _show_panel(self, panel: dict) -> None:
+        if "panel_judge_models" not in self.fields or not isinstance(panel, dict) or not panel:
+            return
+        judges = [judge for judge in panel.get("judges") or [] if isinstance(judge, dict)]
+        self.fields["panel_judge_models"].initial = "\n".join(
+            str(judge.get("judge_model") or "") for judge in judges
+        )
+        self.fields["panel_rule"].initial = panel.get("rule", "majority")
+        self.fields["panel_review"].initial = panel.get("review", "disagreement")
+        self.fields["panel_review_margin"].initial = panel.get("review_margin", 0)
+
+    def judge_panel(self) -> dict[str, Any]:
+        """The panel the editor describes: each line a judge with the judge settings above
+        (a stored judge's own settings are kept while its line is unchanged)."""
+        cleaned = self.cleaned_data
+        models = [
+            line.strip()
+            for line in (cleaned.get("panel_judge_models") or "").splitlines()
+            if line.strip()
+        ]
+        if not models:
+            return {}
+        shared = {key: value for key, value in self.judge_config().items() if key != "judge_model"}
+        stored = (self.instance.judge_panel or {}).get("judges") or []
+        judges = []
+        for index, model in enumerate(models):
+            before = stored[index] if index < len(stored) else None
+            if isinstance(before, dict) and before.get("judge_model") == model:
+                judges.append(before)
+            else:
+                judges.append({**shared, "judge_model": model})
+        margin = cleaned.get("panel_review_margin")
+        return {
+            "judges": judges,
+            "rule": cleaned.get("panel_rule") or "majority",
+            "review": cleaned.get("panel_review") or "disagreement",
+            "review_margin": _whole(margin) if margin is not None else 0,
+        }
 
     def _show_defences(self, layers: list) -> None:
         """The stored layers in the editor: the first of each kind."""
@@ -359,7 +518,9 @@ class ChallengeAdminForm(forms.ModelForm):
             if name in cleaned and cleaned[name] is None:
                 cleaned[name] = empty()
         cleaned["judge_config"] = self.judge_config()
+        cleaned["judge_panel"] = self.judge_panel()
         cleaned["defences"] = self.defences()
+        cleaned["targets"] = self.targets()
         workspace_id = self._workspace_id()
         if workspace_id is None:
             return cleaned
@@ -409,12 +570,21 @@ class ChallengeAdminForm(forms.ModelForm):
                 (f"{kind}_on" for kind in DEFENCE_EDITOR if self.cleaned_data.get(f"{kind}_on")),
                 "input_filter_on",
             )
+        if field == "targets":
+            field = "target_1_codename"
+        if field == "judge_panel":
+            field = "panel_judge_models"
         if field == "judge_config":
             for form_field, key in JUDGE_FIELDS.items():
                 if f"'{key}'" in message:
                     field = form_field
                     break
         self.add_error(field if field in self.fields else None, message)
+
+
+# The target rows, made in a loop, join the declared fields.
+ChallengeAdminForm.declared_fields.update(_target_row_fields())
+ChallengeAdminForm.base_fields.update(ChallengeAdminForm.declared_fields)
 
 
 class SecretAdminForm(forms.ModelForm):

@@ -16,6 +16,10 @@ class ChallengesConfig(AppConfig):
         from notifications.subjects import event_subject_lookup_register
 
         event_subject_lookup_register(
-            event_types=["challenge_first_blood", "challenge_record_beaten"],
+            event_types=[
+                "challenge_first_blood",
+                "challenge_record_beaten",
+                "first_blood_revoked",
+            ],
             lookup=challenge_subjects,
         )

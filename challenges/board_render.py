@@ -35,10 +35,16 @@ def board_etag(body: bytes) -> str:
 
 
 def board_body(
-    *, challenge: Challenge, rows: list[LeaderboardRow], limit: int, view: BoardView
+    *,
+    challenge: Challenge,
+    rows: list[LeaderboardRow],
+    limit: int,
+    view: BoardView,
+    codename: str = "",
 ) -> bytes:
     """The web API's answer for `?limit=`: the serializer the OpenAPI schema documents."""
     board = {
+        **({"target": codename} if codename else {}),
         "challenge_id": challenge.id,
         "scoring_strategy": challenge.scoring_strategy,
         "frozen_at": view.cutoff,
@@ -49,12 +55,17 @@ def board_body(
     return orjson.dumps(LeaderboardSerializer(board).data)
 
 
-def board_body_for_limit(*, challenge: Challenge, limit: int, view: BoardView) -> bytes:
+def board_body_for_limit(
+    *, challenge: Challenge, limit: int, view: BoardView, codename: str = ""
+) -> bytes:
     return board_body(
         challenge=challenge,
-        rows=leaderboard_for_challenge(challenge=challenge, limit=limit, view=view),
+        rows=leaderboard_for_challenge(
+            challenge=challenge, limit=limit, view=view, codename=codename
+        ),
         limit=limit,
         view=view,
+        codename=codename,
     )
 
 

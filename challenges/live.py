@@ -9,6 +9,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.template.loader import render_to_string
+from django.utils import timezone
 
 from challenges.board_cache import board_cache_refresh
 from challenges.models import (
@@ -21,6 +22,7 @@ from challenges.models import (
 from challenges.selectors.collections import collections_public, leaderboard_for_collection
 from challenges.selectors.standings import board_view_public
 from notifications.live import group_send, group_send_on_commit
+from notifications.models import Event
 from notifications.services import event_emit_on_commit
 from players.models import Workspace
 
@@ -75,6 +77,81 @@ def _players_told(challenge: Challenge) -> bool:
     )
 
 
+def first_blood_key(*, challenge_id: Any) -> str:
+    """The dedupe key of the challenge's current first blood: "first" until a review took
+    one away, then one key per revocation, so concurrent emitters still collapse to one."""
+    revoked = Event.objects.filter(
+        type=Event.Type.FIRST_BLOOD_REVOKED, subject_id=str(challenge_id)
+    ).count()
+    return "first" if revoked == 0 else f"first:{revoked}"
+
+
+def first_blood_holder(*, challenge_id: Any) -> ChallengeAttempt | None:
+    """The earliest passing attempt: first blood is its (SPEC §10)."""
+    return (
+        ChallengeAttempt.objects.filter(challenge_id=challenge_id, succeeded=True)
+        .select_related("end_user")
+        .order_by("created_at", "id")
+        .first()
+    )
+
+
+def first_blood_settle(*, challenge: Challenge, holder_before: ChallengeAttempt | None) -> None:
+    """After a review changed a verdict, in its transaction: when the earliest passing
+    attempt is no longer `holder_before`, tell its player first blood was revoked and
+    announce the new holder's. Each event is stored once (its unique key)."""
+    holder_after = first_blood_holder(challenge_id=challenge.id)
+    before_id = holder_before.id if holder_before else None
+    after_id = holder_after.id if holder_after else None
+    if before_id == after_id:
+        return
+    told = _players_told(challenge)
+    if holder_before is not None:
+        generation = first_blood_key(challenge_id=challenge.id)
+        loser = holder_before.account_id
+        event_emit_on_commit(
+            type=Event.Type.FIRST_BLOOD_REVOKED,
+            workspace_id=challenge.workspace_id,
+            subject_id=challenge.id,
+            dedupe_key=f"revoked:{generation}",
+            payload={
+                "challenge_id": str(challenge.id),
+                "account_id": _player_id(loser, holder_before.end_user.external_id),
+                "attempt_id": str(holder_before.id),
+                "new_holder": (
+                    _player_id(holder_after.account_id, holder_after.end_user.external_id)
+                    if holder_after
+                    else None
+                ),
+            },
+            occurred_at=timezone.now(),
+            recipient_account_ids=[loser] if told and loser is not None else [],
+        )
+    if holder_after is not None:
+        played = (
+            ChallengeAttempt.objects.filter(challenge_id=challenge.id, account_id__isnull=False)
+            .exclude(account_id=holder_after.account_id)
+            .values_list("account_id", flat=True)
+            .distinct()
+        )
+        event_emit_on_commit(
+            type=Event.Type.CHALLENGE_FIRST_BLOOD,
+            workspace_id=challenge.workspace_id,
+            subject_id=challenge.id,
+            dedupe_key=first_blood_key(challenge_id=challenge.id),
+            payload={
+                "challenge_id": str(challenge.id),
+                "scoring_strategy": challenge.scoring_strategy,
+                "account_id": _player_id(
+                    holder_after.account_id, holder_after.end_user.external_id
+                ),
+                "score": holder_after.score,
+            },
+            occurred_at=timezone.now(),
+            recipient_account_ids=list(played) if told else [],
+        )
+
+
 def attempt_events_emit(
     *, challenge: Challenge, attempt: ChallengeAttempt, previous_head: dict[str, Any] | None
 ) -> None:
@@ -94,7 +171,7 @@ def attempt_events_emit(
             type="challenge_first_blood",
             workspace_id=challenge.workspace_id,
             subject_id=challenge.id,
-            dedupe_key="first",
+            dedupe_key=first_blood_key(challenge_id=challenge.id),
             payload={
                 "challenge_id": str(challenge.id),
                 "scoring_strategy": challenge.scoring_strategy,
@@ -133,6 +210,35 @@ def attempt_events_emit(
             else []
         ),
     )
+
+
+def target_first_blood_emit(*, challenge: Challenge, attempt: ChallengeAttempt) -> bool:
+    """Inside a win's transaction, for a challenge with several targets: first blood on the
+    attempt's target (an event per codename, stored once; it names the codename, never the
+    model). Returns whether this is the player's first win on that target, which changes
+    the targets they have broken."""
+    if not attempt.codename:
+        return False
+    wins = ChallengeAttempt.objects.filter(
+        challenge_id=challenge.id, codename=attempt.codename, succeeded=True
+    ).exclude(id=attempt.id)
+    if wins.exists():
+        return not wins.filter(end_user_id=attempt.end_user_id).exists()
+    event_emit_on_commit(
+        type="challenge_first_blood",
+        workspace_id=challenge.workspace_id,
+        subject_id=challenge.id,
+        dedupe_key=f"first:{attempt.codename}",
+        payload={
+            "challenge_id": str(challenge.id),
+            "scoring_strategy": challenge.scoring_strategy,
+            "account_id": _player_id(attempt.account_id, attempt.end_user.external_id),
+            "score": attempt.score,
+            "codename": attempt.codename,
+        },
+        occurred_at=attempt.created_at,
+    )
+    return True
 
 
 def collection_group(collection_id: Any) -> str:

@@ -79,6 +79,10 @@ class Challenge(models.Model):
         TURN = "turn", "The turn's reply"
         TRANSCRIPT = "transcript", "The whole session"
 
+    class TargetAssignment(models.TextChoices):
+        ROUND_ROBIN = "round_robin"
+        CHOICE = "choice"
+
     class CopyPolicy(models.TextChoices):
         OFF = "off"
         FLAG = "flag", "flag near-copies"
@@ -130,11 +134,29 @@ class Challenge(models.Model):
     target = models.CharField(max_length=10, choices=Target.choices, default=Target.OFFLINE)
     target_model = models.CharField(max_length=200, blank=True)
     target_config = models.JSONField(default=dict, blank=True)
+    # Several anonymised targets (SPEC §9, challenges/targets.py): a list of
+    # {codename, target, target_model, target_config}; empty: the target above is the only one.
+    targets = models.JSONField(default=list, blank=True)
+    target_assignment = models.CharField(
+        max_length=12,
+        choices=TargetAssignment.choices,
+        default=TargetAssignment.ROUND_ROBIN,
+        db_default=TargetAssignment.ROUND_ROBIN,
+        help_text="Several targets: round_robin gives each player the next one in turn; "
+        "choice lets the player pick a codename.",
+    )
+    reveal_targets = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Several targets: show players which model stands behind each codename.",
+    )
 
     evaluator_type = models.CharField(
         max_length=10, choices=EvaluatorType.choices, default=EvaluatorType.RULES
     )
     judge_config = models.JSONField(default=dict, blank=True)
+    # SPEC §10: {judges: [judge_config…], rule, review, review_margin}; empty: one judge.
+    judge_panel = models.JSONField(default=dict, blank=True)
     evaluator_plugin_id = models.CharField(max_length=200, blank=True)
     evaluator_entrypoint = models.CharField(max_length=300, blank=True)
     evaluator_config = models.JSONField(default=dict, blank=True)
@@ -301,6 +323,10 @@ class ChallengeAttempt(models.Model):
     judge_rating = models.IntegerField(null=True, blank=True)
     judge_feedback = models.TextField(blank=True)
     judge_output_raw = models.JSONField(null=True, blank=True)
+    # Every judge's own verdict, [{model, passed, rating, feedback}] (SPEC §10), masked.
+    judges = models.JSONField(null=True, blank=True)
+    # Waiting for a person (a disputed panel, an appeal, a reopened win): no verdict shown.
+    under_review = models.BooleanField(default=False, db_default=False)
     tokens_total = models.PositiveIntegerField(null=True, blank=True)
     elapsed_ms = models.PositiveIntegerField(null=True, blank=True)
 
@@ -313,6 +339,8 @@ class ChallengeAttempt(models.Model):
     response_length = models.PositiveIntegerField(default=0)
 
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.WEB)
+    # The codename of the target played when the challenge has several (else empty).
+    codename = models.CharField(max_length=40, blank=True, default="", db_default="")
     # A success's place under the challenge's strategy (LeaderboardEntry.rank_value of the
     # same standing): a frozen board picks each player's best attempt before the freeze.
     rank_value = models.FloatField(null=True, blank=True)
@@ -365,6 +393,101 @@ class ChallengeAttempt(models.Model):
         """A win's signed proof shares its id (challenges/services/proofs.py)."""
         return self.id if self.succeeded and self.config_sha256 else None
 
+    @property
+    def verdict_status(self) -> str:
+        if self.under_review:
+            return "under_review"
+        return "passed" if self.succeeded else "failed"
+
+    @property
+    def challenge_succeeded(self) -> bool | None:
+        """What players are told: nothing (None) while a person is deciding."""
+        return None if self.under_review else self.succeeded
+
+
+class Review(models.Model):
+    """An attempt waiting for (or decided by) a person: a disputed panel, a player's appeal,
+    or a win a creator reopened (SPEC §10). At most one is open per attempt, and a player
+    appeals an attempt once."""
+
+    class Kind(models.TextChoices):
+        PANEL = "panel"
+        APPEAL = "appeal"
+        REOPENED = "reopened"
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        DECIDED = "decided"
+
+    class Decision(models.TextChoices):
+        PASS = "pass"
+        FAIL = "fail"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="reviews")
+    attempt = models.ForeignKey(ChallengeAttempt, on_delete=models.CASCADE, related_name="reviews")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    # The player's appeal note, or the creator's reason for reopening.
+    note = models.TextField(blank=True)
+    opened_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    decision = models.CharField(max_length=10, choices=Decision.choices, blank=True)
+    reason = models.TextField(blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at"]
+        indexes = [models.Index(fields=["workspace", "status", "created_at"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["attempt"], condition=Q(status="open"), name="review_one_open_per_attempt"
+            ),
+            models.UniqueConstraint(
+                fields=["attempt"], condition=Q(kind="appeal"), name="review_one_appeal_per_attempt"
+            ),
+            models.CheckConstraint(
+                condition=Q(kind__in=["panel", "appeal", "reopened"]), name="review_kind_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(status="open", decision="")
+                | Q(status="decided", decision__in=["pass", "fail"]),
+                name="review_decision_matches_status",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} review of {self.attempt_id} ({self.status})"
+
+
+class ReviewAudit(models.Model):
+    """One change a person made to a verdict: a decision or a reopening (SPEC §10 audit)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    review = models.ForeignKey(Review, on_delete=models.CASCADE, related_name="audit")
+    attempt = models.ForeignKey(ChallengeAttempt, on_delete=models.CASCADE, related_name="+")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    at = models.DateTimeField(default=timezone.now)
+    before = models.CharField(max_length=20)
+    after = models.CharField(max_length=20)
+    reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-at"]
+        indexes = [models.Index(fields=["workspace", "-at"])]
+
+    def __str__(self) -> str:
+        return f"{self.attempt_id}: {self.before} → {self.after}"
+
 
 class AttemptOwnText(models.Model):
     """A failed attempt's prompt and reply (or a guess's text), masked, kept for the
@@ -405,6 +528,8 @@ class PlaySession(models.Model):
     elapsed_ms = models.PositiveIntegerField(default=0)
     # A Dify chatflow's conversation (the bridge records its turns here).
     dify_conversation_id = models.CharField(max_length=100, null=True, blank=True)
+    # The target the session was given when it opened (several targets), kept to its end.
+    codename = models.CharField(max_length=40, blank=True, default="", db_default="")
     attempt = models.OneToOneField(
         ChallengeAttempt,
         on_delete=models.SET_NULL,
@@ -528,6 +653,25 @@ class Proof(models.Model):
 
     def __str__(self) -> str:
         return f"Proof of {self.attempt_id}"
+
+
+class TargetTurn(models.Model):
+    """Round-robin assignment of several targets: how many a player has been given on a
+    challenge; the next one is `given % len(targets)`, counted under a row lock."""
+
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="+")
+    end_user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="+")
+    given = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["challenge", "end_user"], name="target_turn_unique_player"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.end_user} on {self.challenge_id}: {self.given} targets given"
 
 
 class LeaderboardEntry(models.Model):

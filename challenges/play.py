@@ -28,6 +28,7 @@ from challenges.services.evaluation import (
     challenge_evaluate_async,
 )
 from challenges.services.secrets import fill_secret, secret_value_for
+from challenges.targets import Target, roster, target_pick
 from core.disguises import normalise, secret_shows_in
 from core.errors import ApplicationError
 from core.ratelimit import (
@@ -65,7 +66,8 @@ TARGET_FAILED_MESSAGE = (
 class PlayResult:
     attempt: ChallengeAttempt
     response: str
-    challenge_succeeded: bool
+    # None while the attempt is under review (SPEC §10).
+    challenge_succeeded: bool | None
     judge_rating: int | None
     judge_feedback: str
     score: float | None
@@ -80,6 +82,14 @@ class PlayResult:
     def proof_id(self):
         return self.attempt.proof_id
 
+    @property
+    def codename(self) -> str:
+        return self.attempt.codename
+
+    @property
+    def verdict_status(self) -> str:
+        return self.attempt.verdict_status
+
 
 def challenge_closed_reason(*, challenge: Challenge) -> str | None:
     if challenge.is_open():
@@ -93,23 +103,25 @@ def challenge_closed_reason(*, challenge: Challenge) -> str | None:
     return "This challenge is closed."
 
 
-def target_config_for(*, challenge: Challenge) -> TargetConfig:
-    """The provider settings for a challenge, with any key it names resolved server-side."""
-    options = dict(challenge.target_config or {})
+def target_config_for(*, challenge: Challenge, target: Target | None = None) -> TargetConfig:
+    """The provider settings of a challenge's target (its own, or `target` of its several),
+    with any key it names resolved server-side."""
+    target = target or roster(challenge)[0]
+    options = dict(target.target_config or {})
     common = {
-        "provider": challenge.target,
+        "provider": target.target,
         "timeout_seconds": settings.TARGET_TIMEOUT_SECONDS,
         "max_retries": settings.TARGET_MAX_RETRIES,
         "options": options,
     }
-    if challenge.target == Challenge.Target.OPENAI:
+    if target.target == Challenge.Target.OPENAI:
         return TargetConfig(
-            model=challenge.target_model,
+            model=target.target_model,
             base_url=settings.OPENAI_BASE_URL,
             api_key=settings.OPENAI_API_KEY,
             **common,
         )
-    if challenge.target == Challenge.Target.DIFY:
+    if target.target == Challenge.Target.DIFY:
         key_name = options.pop("app_key_secret", "")
         api_key = ""
         if key_name:
@@ -163,20 +175,33 @@ class PlayPlan:
     secret: str | None
     system_prompt: str
     target_config: TargetConfig
+    # The codename of the target played (several targets), stored on the attempt.
+    codename: str = ""
 
 
-def _play_plan(*, challenge: Challenge, account: AbstractBaseUser) -> PlayPlan:
+def _play_plan(
+    *,
+    challenge: Challenge,
+    account: AbstractBaseUser,
+    codename: str = "",
+    target: Target | None = None,
+) -> PlayPlan:
+    """The plan of a play: a new one gets its target by the challenge's assignment rule
+    (`codename`: the player's choice); a session's later turn passes the `target` it has."""
     end_user = end_user_for_account(workspace=challenge.workspace, account=account)
     locked = level_locked_reason(challenge=challenge, end_user=end_user)
     if locked:
         raise ApplicationError(locked, code="level_locked", status=403)
+    if target is None:
+        target = target_pick(challenge=challenge, end_user=end_user, codename=codename)
     secret = secret_value_for(challenge=challenge, end_user=end_user)
     return PlayPlan(
         challenge=challenge,
         end_user=end_user,
         secret=secret,
         system_prompt=fill_secret(challenge.system_prompt, secret),
-        target_config=target_config_for(challenge=challenge),
+        target_config=target_config_for(challenge=challenge, target=target),
+        codename=target.codename,
     )
 
 
@@ -209,6 +234,7 @@ def play_record(
         custom_score=custom_score,
         disclosed_secret=_reply_disclosed(plan=plan, prompt=prompt, reply=reply),
         own_text=(prompt or answer, reply.text),
+        codename=plan.codename,
     )
     # SPEC §4c "the win is seen": only the player whose attempt drew the secret out gets
     # the reply as the model gave it; what is stored and shown to anyone else is masked.
@@ -219,7 +245,7 @@ def play_record(
         attempt=attempt,
         response=response,
         defence=defence,
-        challenge_succeeded=attempt.succeeded,
+        challenge_succeeded=attempt.challenge_succeeded,
         judge_rating=attempt.judge_rating,
         judge_feedback=attempt.judge_feedback,
         score=attempt.score,
@@ -243,6 +269,7 @@ def attempt_play(
     prompt: str,
     ip: str,
     source: str = ChallengeAttempt.Source.WEB,
+    codename: str = "",
 ) -> PlayResult:
     """Run the player's prompt against the challenge's target, judge it and record it.
 
@@ -251,7 +278,7 @@ def attempt_play(
     """
     _check_playable(challenge=challenge, prompt=prompt)
     _check_rate_limits(challenge=challenge, account=account, ip=ip)
-    plan = _play_plan(challenge=challenge, account=account)
+    plan = _play_plan(challenge=challenge, account=account, codename=codename)
     defence = input_defence_fired(defences=challenge.defences, prompt=prompt)
     if defence:
         reply, verdict = refused_reply(defence, reply=None, prompt=prompt)
@@ -325,7 +352,13 @@ def in_flight_expiry_seconds() -> int:
 
 
 def play_start(
-    *, challenge: Challenge, account: AbstractBaseUser, prompt: str, ip: str
+    *,
+    challenge: Challenge,
+    account: AbstractBaseUser,
+    prompt: str,
+    ip: str,
+    codename: str = "",
+    target: Target | None = None,
 ) -> tuple[PlayPlan, InFlightClaim]:
     _check_playable(challenge=challenge, prompt=prompt)
     claim = in_flight_claim(
@@ -336,7 +369,8 @@ def play_start(
     )
     try:
         _check_rate_limits(challenge=challenge, account=account, ip=ip)
-        return _play_plan(challenge=challenge, account=account), claim
+        plan = _play_plan(challenge=challenge, account=account, codename=codename, target=target)
+        return plan, claim
     except BaseException:
         in_flight_release(claim)
         raise
@@ -349,6 +383,7 @@ async def attempt_play_async(
     prompt: str,
     ip: str,
     source: str = ChallengeAttempt.Source.WEB,
+    codename: str = "",
 ) -> PlayResult:
     """`attempt_play` for async views (SPEC §4c): no thread and no database connection
     waits on the model.
@@ -358,7 +393,7 @@ async def attempt_play_async(
     attempts waiting at once; more get a 429.
     """
     plan, claim = await run_orm(
-        play_start, challenge=challenge, account=account, prompt=prompt, ip=ip
+        play_start, challenge=challenge, account=account, prompt=prompt, ip=ip, codename=codename
     )
     custom_score, defence = None, None
     try:

@@ -55,6 +55,7 @@ async def attempt_play_stream_start(
     prompt: str,
     ip: str,
     source: str = ChallengeAttempt.Source.WEB,
+    codename: str = "",
 ) -> StartedPlay:
     """Every check of a play (prompt, window, rate limits, in-flight cap) before streaming;
     raises ApplicationError like `attempt_play_async`.
@@ -64,7 +65,9 @@ async def attempt_play_stream_start(
     """
 
     def start() -> PlayPlan:
-        plan, claim = play_start(challenge=challenge, account=account, prompt=prompt, ip=ip)
+        plan, claim = play_start(
+            challenge=challenge, account=account, prompt=prompt, ip=ip, codename=codename
+        )
         in_flight_release(claim)
         return plan
 

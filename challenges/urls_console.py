@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from challenges.api import bridge_keys, collections, console, hints, scoreboard
+from challenges.api import bridge_keys, collections, console, hints, reviews, scoreboard
 
 urlpatterns = [
     path("challenges", console.ChallengeListCreateApi.as_view(), name="console-challenges"),
@@ -32,6 +32,14 @@ urlpatterns = [
         scoreboard.ConsoleChallengeLeaderboardApi.as_view(),
         name="console-challenge-leaderboard",
     ),
+    path("reviews", reviews.ReviewListApi.as_view(), name="console-reviews"),
+    path("reviews/<str:review_id>", reviews.ReviewDecideApi.as_view(), name="console-review"),
+    path(
+        "attempts/<str:attempt_id>/reopen",
+        reviews.AttemptReopenApi.as_view(),
+        name="console-attempt-reopen",
+    ),
+    path("audit", reviews.AuditListApi.as_view(), name="console-audit"),
     path("scoreboard", scoreboard.ConsoleScoreboardApi.as_view(), name="console-scoreboard"),
     path("secrets", console.SecretListCreateApi.as_view(), name="console-secrets"),
     path("secrets/<str:secret_id>", console.SecretDetailApi.as_view(), name="console-secret"),

@@ -21,6 +21,11 @@ urlpatterns = [
         name="challenge-hint-unlock",
     ),
     path(
+        "challenges/<slug:slug>/attempts/<str:attempt_id>/appeal",
+        views.challenge_appeal,
+        name="challenge-appeal",
+    ),
+    path(
         "challenges/<slug:slug>/sessions", views_sessions.session_new, name="challenge-session-new"
     ),
     path(

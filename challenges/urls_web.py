@@ -7,6 +7,7 @@ from challenges.api import (
     hints,
     play,
     proofs,
+    reviews,
     scoreboard,
     sessions,
     stream,
@@ -83,6 +84,11 @@ urlpatterns = [
         "challenge-collections/<str:collection_id>/leaderboard",
         collections.PublicCollectionLeaderboardApi.as_view(),
         name="web-collection-leaderboard",
+    ),
+    path(
+        "attempts/<str:attempt_id>/appeal",
+        reviews.AttemptAppealApi.as_view(),
+        name="web-attempt-appeal",
     ),
     path("proofs/<str:proof_id>", proofs.ProofDetailApi.as_view(), name="web-proof"),
 ]

@@ -6,8 +6,10 @@ from typing import Any
 from urllib.parse import urlparse
 
 from challenges.services.defences import defence_errors
+from challenges.targets import MAX_TARGETS, TargetEntrySerializer
 from core.egress import url_refusal
 from judging.judge_config import judge_config_messages
+from judging.judges import judge_panel_messages
 from judging.rules import PatternError, compile_pattern
 
 SECRET_PLACEHOLDER = re.compile(r"\{\{\s*secret\s*\}\}")
@@ -108,6 +110,41 @@ def target_config_errors(target: Any, target_config: Any) -> list[str]:
     return [f"'base_url': {refusal}"] if refusal else []
 
 
+def targets_errors(targets: Any) -> list[str]:
+    """Every problem with a challenge's `targets` list, as a creator reads them.
+
+    Each entry's settings pass the same checks as the challenge's own target (a Dify
+    `base_url` goes through the egress guard)."""
+    if targets in (None, ""):
+        return []
+    if not isinstance(targets, list):
+        return ["A list of {codename, target, target_model, target_config}."]
+    if len(targets) > MAX_TARGETS:
+        return [f"At most {MAX_TARGETS} targets."]
+    errors: list[str] = []
+    seen: set[str] = set()
+    for number, entry in enumerate(targets, start=1):
+        checked = TargetEntrySerializer(data=entry)
+        if not isinstance(entry, dict) or not checked.is_valid():
+            details = checked.errors if isinstance(entry, dict) else "must be an object"
+            errors.append(f"Target {number}: {_flat(details)}")
+            continue
+        data = checked.validated_data
+        key = data["codename"].casefold()
+        if key in seen:
+            errors.append(f"Target {number}: the codename '{data['codename']}' is used twice.")
+        seen.add(key)
+        for message in target_config_errors(data["target"], data.get("target_config") or {}):
+            errors.append(f"Target {number} ({data['codename']}): {message}")
+    return errors
+
+
+def _flat(details: Any) -> str:
+    if isinstance(details, dict):
+        return "; ".join(f"{name}: {' '.join(map(str, msgs))}" for name, msgs in details.items())
+    return str(details)
+
+
 def _guard_hides_the_win(data: dict[str, Any], *, evaluator_type: str, pattern: str) -> bool:
     defences = data.get("defences") or []
     guarded = isinstance(defences, list) and any(
@@ -203,11 +240,21 @@ def challenge_errors(
         add("theme", message)
     for message in judge_config_messages(data.get("judge_config") or {}):
         add("judge_config", message)
+    for message in judge_panel_messages(data.get("judge_panel") or {}):
+        add("judge_panel", message)
+    if data.get("judge_panel") and evaluator_type != "llm-judge":
+        add("judge_panel", "A judge panel judges with LLM judges: set the evaluator to llm-judge.")
     for field in ("target_config", "evaluator_config", "scoring_config"):
         if not isinstance(data.get(field) or {}, dict):
             add(field, "Must be an object.")
     for message in target_config_errors(data.get("target"), data.get("target_config") or {}):
         add("target_config", message)
+    for message in targets_errors(data.get("targets")):
+        add("targets", message)
+    if data.get("targets") and data.get("answer_mode") == "guess":
+        add("targets", "Several targets judge the model's replies: use answer_mode 'output'.")
+    if data.get("target_assignment", "round_robin") not in ("round_robin", "choice"):
+        add("target_assignment", "Must be 'round_robin' or 'choice'.")
     if data.get("answer_mode", "output") not in ("output", "guess"):
         add("answer_mode", "Must be 'output' or 'guess'.")
     if data.get("answer_mode") == "guess" and not (secret_ref or per_player):

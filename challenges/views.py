@@ -3,9 +3,10 @@
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponseRedirect
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import get_conditional_response, patch_cache_control, set_response_etag
 from django.views.decorators.http import require_GET, require_POST
@@ -33,8 +34,10 @@ from challenges.selectors.levels import (
 )
 from challenges.selectors.standings import board_view
 from challenges.services.hints import hint_unlock
+from challenges.services.reviews import attempt_appeal
+from challenges.targets import codename_choices, codenames
 from challenges.validation import THEME_KEYS
-from core.api import valid_uuids
+from core.api import uuid_or_404, valid_uuids
 from core.errors import ApplicationError
 from core.images import image_url_allowed
 from core.ratelimit import client_ip
@@ -82,15 +85,24 @@ def _leaderboard_context(request, challenge: Challenge, end_user: EndUser | None
         viewer=request.user,
         bracket_slug=request.GET.get("bracket", ""),
     )
+    target_names = codenames(challenge)
+    # Several targets: one model's board (an unknown codename shows the combined one).
+    board_target = request.GET.get("target", "")
+    board_target = board_target if board_target in target_names else ""
     return {
         "challenge": challenge,
         "board": view,
+        "target_names": target_names,
+        "board_target": board_target,
         "frozen_at": view.cutoff,
         "brackets": brackets_of_workspace(workspace_id=challenge.workspace_id)
         if view.shown
         else [],
         "leaderboard": leaderboard_for_challenge(
-            challenge=challenge, limit=settings.LEADERBOARD_DEFAULT_LIMIT, view=view
+            challenge=challenge,
+            limit=settings.LEADERBOARD_DEFAULT_LIMIT,
+            view=view,
+            codename=board_target,
         )
         if view.shown
         else [],
@@ -180,6 +192,8 @@ def _page_context(request, challenge: Challenge) -> dict:
             "hints": _page_hints(challenge, end_user),
             "prompt_max": PROMPT_MAX_CHARS,
             "answer_max": ANSWER_MAX_CHARS,
+            # The codename picker: shown when the player chooses their model.
+            "codename_choices": codename_choices(challenge),
         }
     )
     context["hints_unlockable"] = request.user.is_authenticated and not (
@@ -209,6 +223,7 @@ async def challenge_play(request, slug: str):
             prompt=prompt,
             ip=client_ip(request),
             source=ChallengeAttempt.Source.WEB,
+            codename=request.POST.get("codename", ""),
         )
     except ApplicationError as exc:
         outcome["error"] = exc.message
@@ -297,3 +312,20 @@ def challenge_leaderboard(request, slug: str):
     patch_cache_control(response, private=True, no_cache=True)
     set_response_etag(response)
     return get_conditional_response(request, etag=response["ETag"], response=response)
+
+
+@require_POST
+@login_required
+def challenge_appeal(request, slug: str, attempt_id: str):
+    """The appeal button on a failed attempt in the player's history (SPEC §10)."""
+    challenge = _visible(slug)
+    try:
+        attempt_appeal(
+            attempt_id=uuid_or_404(attempt_id),
+            account=request.user,
+            note=request.POST.get("note", ""),
+        )
+        messages.success(request, "Your appeal is filed: the creator will review the attempt.")
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+    return redirect(reverse("challenge-page", args=[challenge.slug]) + "#history")

@@ -43,6 +43,7 @@ async def session_new(request, slug: str):
             challenge=challenge,
             account=account,
             ip=client_ip(request),
+            codename=request.POST.get("codename", ""),
         )
         prompt = request.POST.get("prompt", "")
         if prompt.strip():

@@ -355,6 +355,8 @@ TARGET_MAX_RETRIES = env.int("TARGET_MAX_RETRIES", default=1)
 EGRESS_ALLOW_HOSTS = env.list("EGRESS_ALLOW_HOSTS", default=[])
 PLAY_IP_RATE_LIMIT = env.str("PLAY_IP_RATE_LIMIT", default="120/m")
 LOGIN_RATE_LIMIT = env.str("LOGIN_RATE_LIMIT", default="10/m")
+# Appeals one player may file (SPEC §10), across the workspace's challenges.
+APPEAL_RATE_LIMIT = env.str("APPEAL_RATE_LIMIT", default="5/h")
 # Per account: tries of a team invite code (players/teams/).
 TEAM_JOIN_RATE_LIMIT = env.str("TEAM_JOIN_RATE_LIMIT", default="10/m")
 # Per bridge key; "0/m" turns the limit off.

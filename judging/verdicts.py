@@ -10,3 +10,8 @@ class Verdict:
     feedback: str = ""
     rating: int | None = None
     raw: dict[str, Any] | None = field(default=None)
+    # Each judge's own verdict, `{model, passed, rating, feedback}` (SPEC §10); empty for
+    # evaluators that are not LLM judges.
+    judges: tuple[dict[str, Any], ...] = ()
+    # A panel that disagreed (or rated within its margin): no verdict until a person decides.
+    under_review: bool = False

@@ -32,6 +32,7 @@ UNSUBSCRIBE_SALT = "notifications.unsubscribe"
 EMAIL_PREFERENCE = {
     Event.Type.CHALLENGE_FIRST_BLOOD: "notify_on_first_blood",
     Event.Type.CHALLENGE_RECORD_BEATEN: "notify_on_record_beaten",
+    Event.Type.FIRST_BLOOD_REVOKED: "notify_on_first_blood",
 }
 
 

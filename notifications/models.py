@@ -15,6 +15,8 @@ class Event(models.Model):
     class Type(models.TextChoices):
         CHALLENGE_FIRST_BLOOD = "challenge_first_blood"
         CHALLENGE_RECORD_BEATEN = "challenge_record_beaten"
+        # A review failed the first blood or passed an earlier attempt (SPEC §10).
+        FIRST_BLOOD_REVOKED = "first_blood_revoked"
         TEAM_PAIRING_COMPLETED = "team_pairing_completed"
         # Sent only by an endpoint's "send test event" action, never stored for players.
         WEBHOOK_TEST = "webhook_test"

@@ -9,7 +9,11 @@ from django.db.models import QuerySet
 from notifications.models import Event, EventRecipient, WebhookDelivery, WebhookEndpoint
 from players.selectors import workspaces_for_user
 
-PLAYER_EVENT_TYPES = (Event.Type.CHALLENGE_FIRST_BLOOD, Event.Type.CHALLENGE_RECORD_BEATEN)
+PLAYER_EVENT_TYPES = (
+    Event.Type.CHALLENGE_FIRST_BLOOD,
+    Event.Type.CHALLENGE_RECORD_BEATEN,
+    Event.Type.FIRST_BLOOD_REVOKED,
+)
 
 
 def events_for_creator(

@@ -53,6 +53,9 @@ def event_headline(event: Any, subject: EventSubject | None, *, to_creator: bool
     if event.type == "challenge_first_blood":
         played = "a challenge" if to_creator else "a challenge you played"
         return f"First blood: {name or played} was solved for the first time"
+    if event.type == "first_blood_revoked":
+        whose = "The" if to_creator else "Your"
+        return f"{whose} first blood on {name or 'a challenge'} was withdrawn after a review"
     if event.type == "challenge_record_beaten":
         whose = "The" if to_creator else "Your"
         return f"{whose} record on {name or 'a challenge'} was beaten"

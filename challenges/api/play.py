@@ -17,6 +17,7 @@ from core.ratelimit import client_ip
 from core.threads import run_orm
 from players.selectors import end_user_of_account
 
+VERDICT_STATUSES = ["passed", "failed", "under_review"]
 PROOF_ID_HELP = "A win's signed proof: GET /web/api/proofs/{proof_id}. Null otherwise."
 
 
@@ -27,16 +28,35 @@ class AttemptCreateApi(AsyncApiView):
         prompt = serializers.CharField(
             min_length=1, max_length=PROMPT_MAX_CHARS, trim_whitespace=False
         )
+        codename = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            max_length=100,
+            help_text="Several targets with target_assignment 'choice': the model to attack.",
+        )
 
     class OutputSerializer(serializers.Serializer):
         attempt_id = serializers.UUIDField()
         response = serializers.CharField()
-        challenge_succeeded = serializers.BooleanField()
+        challenge_succeeded = serializers.BooleanField(
+            allow_null=True, help_text="Null while the attempt is under review."
+        )
+        verdict_status = serializers.ChoiceField(VERDICT_STATUSES)
         judge_rating = serializers.IntegerField(allow_null=True)
         judge_feedback = serializers.CharField(allow_blank=True)
         score = serializers.FloatField(allow_null=True)
         leaderboard_rank = serializers.IntegerField(allow_null=True)
         proof_id = serializers.UUIDField(allow_null=True, help_text=PROOF_ID_HELP)
+        codename = serializers.CharField(
+            required=False,
+            help_text="Several targets: the codename of the one played (absent otherwise).",
+        )
+
+        def to_representation(self, instance):
+            data = super().to_representation(instance)
+            if not data.get("codename"):
+                data.pop("codename", None)
+            return data
 
     @extend_schema(request=InputSerializer, responses={201: OutputSerializer})
     async def post(self, request, challenge_id):
@@ -49,6 +69,7 @@ class AttemptCreateApi(AsyncApiView):
             prompt=serializer.validated_data["prompt"],
             ip=client_ip(request),
             source=ChallengeAttempt.Source.API,
+            codename=serializer.validated_data.get("codename", ""),
         )
         return Response(self.OutputSerializer(result).data, status=status.HTTP_201_CREATED)
 
@@ -58,6 +79,21 @@ class AttemptCreateApi(AsyncApiView):
         prompt = serializers.SerializerMethodField()
         response = serializers.SerializerMethodField()
         proof_id = serializers.UUIDField(read_only=True, allow_null=True)
+        verdict_status = serializers.ChoiceField(VERDICT_STATUSES, read_only=True)
+        appeal = serializers.SerializerMethodField()
+
+        def get_appeal(self, attempt) -> dict | None:
+            """The player's appeal of this attempt and, once decided, its outcome."""
+            appeal = next(
+                (review for review in attempt.reviews.all() if review.kind == "appeal"), None
+            )
+            if appeal is None:
+                return None
+            return {
+                "status": appeal.status,
+                "decision": appeal.decision or None,
+                "reason": appeal.reason if appeal.status == "decided" else "",
+            }
 
         def get_prompt(self, attempt) -> str:
             return attempt.prompt or getattr(_own_text(attempt), "prompt", "")
@@ -71,6 +107,8 @@ class AttemptCreateApi(AsyncApiView):
                 "id",
                 "created_at",
                 "succeeded",
+                "verdict_status",
+                "appeal",
                 "score",
                 "judge_rating",
                 "tokens_total",

@@ -1,7 +1,14 @@
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from challenges.models import Challenge, ChallengeAttempt, Secret
 from challenges.services.challenges import CHALLENGE_FIELDS
+from challenges.targets import (
+    MAX_TARGETS,
+    TargetEntrySerializer,
+    codenames,
+    revealed_targets,
+)
 from core.api import StrictSerializer
 
 
@@ -32,6 +39,11 @@ class ChallengeInputSerializer(StrictSerializer):
     target_config = serializers.DictField(required=False)
     evaluator_type = serializers.ChoiceField(Challenge.EvaluatorType.choices, required=False)
     judge_config = serializers.DictField(required=False)
+    judge_panel = serializers.DictField(
+        required=False,
+        help_text="{judges: [judge_config…], rule: all|majority|any, "
+        "review: disagreement|margin|never, review_margin} (SPEC §10); {} for one judge",
+    )
     evaluator_plugin_id = serializers.CharField(required=False, allow_blank=True, max_length=200)
     evaluator_entrypoint = serializers.CharField(required=False, allow_blank=True, max_length=300)
     evaluator_config = serializers.DictField(required=False)
@@ -51,6 +63,14 @@ class ChallengeInputSerializer(StrictSerializer):
     session_token_budget = serializers.IntegerField(
         required=False, allow_null=True, min_value=1, max_value=2_000_000_000
     )
+    targets = TargetEntrySerializer(
+        many=True,
+        required=False,
+        max_length=MAX_TARGETS,
+        help_text="Several anonymised targets (SPEC §9); empty: the target above is the only one.",
+    )
+    target_assignment = serializers.ChoiceField(Challenge.TargetAssignment.choices, required=False)
+    reveal_targets = serializers.BooleanField(required=False)
     copy_policy = serializers.ChoiceField(
         Challenge.CopyPolicy.choices,
         required=False,
@@ -109,6 +129,8 @@ class AttemptOutputSerializer(serializers.ModelSerializer):
     # A flagged near-copy (SPEC §10 Copies): the earlier win it copies, and how closely.
     near_copy_of = serializers.UUIDField(source="near_copy_of_id", allow_null=True)
     similarity = serializers.FloatField(source="near_copy_similarity", allow_null=True)
+    verdict_status = serializers.ChoiceField(["passed", "failed", "under_review"], read_only=True)
+    judges = serializers.ListField(child=serializers.DictField(), allow_null=True)
 
     class Meta:
         model = ChallengeAttempt
@@ -119,6 +141,8 @@ class AttemptOutputSerializer(serializers.ModelSerializer):
             "account_id",
             "workflow_run_id",
             "succeeded",
+            "verdict_status",
+            "judges",
             "score",
             "judge_rating",
             "judge_feedback",
@@ -145,8 +169,20 @@ class AttemptOutputSerializer(serializers.ModelSerializer):
         }
 
 
+class RevealedTargetSerializer(serializers.Serializer):
+    codename = serializers.CharField()
+    model = serializers.CharField()
+
+
 class PublicChallengeSerializer(serializers.ModelSerializer):
     is_open = serializers.SerializerMethodField()
+    codenames = serializers.SerializerMethodField(
+        help_text="Several targets: the codenames players see (empty for one target)."
+    )
+    targets = serializers.SerializerMethodField(
+        help_text="Once the creator reveals them: which model each codename stands for; "
+        "null until then."
+    )
 
     class Meta:
         model = Challenge
@@ -170,11 +206,21 @@ class PublicChallengeSerializer(serializers.ModelSerializer):
             "starts_at",
             "ends_at",
             "is_open",
+            "codenames",
+            "target_assignment",
+            "targets",
             "created_at",
         )
 
     def get_is_open(self, challenge: Challenge) -> bool:
         return challenge.is_open()
+
+    def get_codenames(self, challenge: Challenge) -> list[str]:
+        return codenames(challenge)
+
+    @extend_schema_field(RevealedTargetSerializer(many=True, allow_null=True))
+    def get_targets(self, challenge: Challenge) -> list[dict[str, str]] | None:
+        return revealed_targets(challenge)
 
 
 PLAYER_SOURCE_HELP = (
@@ -193,10 +239,23 @@ class LeaderboardRowSerializer(serializers.Serializer):
     elapsed_ms = serializers.IntegerField(allow_null=True)
     achieved_at = serializers.DateTimeField()
     attempt_id = serializers.CharField()
+    targets_broken = serializers.IntegerField(
+        required=False,
+        help_text="Several targets, combined board only: the targets this player has broken.",
+    )
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        if data.get("targets_broken") is None:
+            data.pop("targets_broken", None)
+        return data
 
 
 class LeaderboardSerializer(serializers.Serializer):
     challenge_id = serializers.UUIDField()
+    target = serializers.CharField(
+        required=False, help_text="Several targets: the codename whose board this is."
+    )
     scoring_strategy = serializers.CharField()
     frozen_at = serializers.DateTimeField(
         allow_null=True,
@@ -205,3 +264,51 @@ class LeaderboardSerializer(serializers.Serializer):
     bracket = serializers.CharField(allow_null=True, help_text="The bracket shown (slug), or null")
     limit = serializers.IntegerField()
     entries = LeaderboardRowSerializer(many=True)
+
+
+def review_transcript(review) -> dict:
+    """The attempt's prompt and reply; for an appeal of an attempt that kept no text, the
+    player's own copy: by appealing they ask the creator to read it."""
+    attempt = review.attempt
+    if not attempt.prompt and review.kind == "appeal":
+        own = getattr(attempt, "own_text", None) if hasattr(attempt, "own_text") else None
+        if own is not None:
+            return {"prompt": own.prompt, "response": own.response}
+    return {"prompt": attempt.prompt, "response": attempt.response}
+
+
+class ReviewOutputSerializer(serializers.Serializer):
+    """A review row as creators see it (SPEC §10): the transcript unmasked as stored."""
+
+    id = serializers.UUIDField()
+    attempt_id = serializers.UUIDField()
+    challenge_id = serializers.UUIDField()
+    kind = serializers.CharField()
+    status = serializers.CharField()
+    transcript = serializers.SerializerMethodField()
+    judges = serializers.SerializerMethodField()
+    note = serializers.CharField()
+    decision = serializers.CharField(allow_blank=True)
+    reason = serializers.CharField(allow_blank=True)
+    decided_at = serializers.DateTimeField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+    def get_transcript(self, review) -> dict:
+        return review_transcript(review)
+
+    def get_judges(self, review) -> list[dict]:
+        return review.attempt.judges or []
+
+
+class AuditOutputSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    actor = serializers.SerializerMethodField()
+    at = serializers.DateTimeField()
+    attempt_id = serializers.UUIDField()
+    review_id = serializers.UUIDField()
+    before = serializers.CharField()
+    after = serializers.CharField()
+    reason = serializers.CharField()
+
+    def get_actor(self, entry) -> str | None:
+        return entry.actor.get_username() if entry.actor else None

@@ -68,7 +68,7 @@ def session_body(session: PlaySession) -> dict:
         {
             "id": session.id,
             "challenge_id": session.challenge_id,
-            "codename": None,
+            "codename": session.codename or None,
             "state": session.state,
             "turns": session_turns(session=session),
             "turns_left": session_turns_left(session=session, challenge=challenge),
@@ -95,7 +95,9 @@ class TurnOutputSerializer(serializers.Serializer):
     prompt = serializers.CharField(source="turn.prompt")
     response = serializers.CharField()
     tokens_total = serializers.IntegerField(source="turn.tokens_total", allow_null=True)
-    challenge_succeeded = serializers.BooleanField()
+    challenge_succeeded = serializers.BooleanField(
+        allow_null=True, help_text="Null while a judge panel's verdict is under review."
+    )
     judge_rating = serializers.IntegerField(source="turn.judge_rating", allow_null=True)
     judge_feedback = serializers.CharField(source="turn.judge_feedback", allow_blank=True)
     attempt_id = serializers.UUIDField(allow_null=True)
@@ -133,13 +135,14 @@ class SessionCreateApi(AsyncApiView):
     async def post(self, request, challenge_id):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        body = await run_orm(self._open, request, challenge_id)
+        codename = serializer.validated_data.get("codename", "")
+        body = await run_orm(self._open, request, challenge_id, codename)
         return Response(body, status=status.HTTP_201_CREATED)
 
-    def _open(self, request, challenge_id) -> dict:
+    def _open(self, request, challenge_id, codename: str) -> dict:
         challenge = object_or_404(challenges_to_play(), challenge_id)
         session = play_mode_for(challenge).session_open(
-            challenge=challenge, account=request.user, ip=client_ip(request)
+            challenge=challenge, account=request.user, ip=client_ip(request), codename=codename
         )
         return session_body(session)
 

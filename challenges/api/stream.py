@@ -131,6 +131,7 @@ class AttemptStreamApi(AsyncApiView):
             source=ChallengeAttempt.Source.WEB
             if request.auth is None
             else ChallengeAttempt.Source.API,
+            codename=serializer.validated_data.get("codename", ""),
         )
         response = StreamingHttpResponse(_events(started), content_type=EVENT_STREAM)
         response["Cache-Control"] = "no-cache"

@@ -16,6 +16,7 @@ from challenges.selectors.challenges import (
     challenges_visible,
 )
 from challenges.selectors.standings import board_view
+from challenges.targets import codenames
 from core.api import leaderboard_limit, object_or_404, paginated_response, uuid_or_404
 from core.async_api import AsyncApiView
 from core.errors import NotFoundError
@@ -38,18 +39,23 @@ class ChallengeDetailApi(APIView):
         return Response(PublicChallengeSerializer(_visible_challenge(challenge_id)).data)
 
 
-def _board_for_viewer(challenge_id, limit: int, bracket_slug: str, user) -> tuple[bytes, str]:
-    """(body, ETag) of the board as this viewer may see it; 404 when they may not."""
+def _board_for_viewer(
+    challenge_id, limit: int, bracket_slug: str, user, codename: str = ""
+) -> tuple[bytes, str]:
+    """(body, ETag) of the board as this viewer may see it; 404 when they may not, or
+    when the challenge has no target of that codename (a model's real name is none)."""
     challenge = challenge_visible_by_id(challenge_id=challenge_id)
     if challenge is None:
         raise NotFoundError()
+    if codename and codename not in codenames(challenge):
+        raise NotFoundError("This challenge has no target of that codename.")
     view = board_view(workspace=challenge.workspace, viewer=user, bracket_slug=bracket_slug)
     if not view.shown:
         raise NotFoundError()
-    if limit == settings.LEADERBOARD_DEFAULT_LIMIT and view.bracket is None:
+    if limit == settings.LEADERBOARD_DEFAULT_LIMIT and view.bracket is None and not codename:
         board = board_cache_fill(challenge_id=challenge.id)
         return board.json, board.etag
-    body = board_body_for_limit(challenge=challenge, limit=limit, view=view)
+    body = board_body_for_limit(challenge=challenge, limit=limit, view=view, codename=codename)
     return body, board_etag(body)
 
 
@@ -66,6 +72,12 @@ def board_response(*, body: bytes, etag: str, if_none_match: str | None) -> Http
 BRACKET_PARAMETER = OpenApiParameter(
     "bracket", str, description="Only the players of this bracket (its slug); 404 if unknown"
 )
+TARGET_PARAMETER = OpenApiParameter(
+    "target",
+    str,
+    description="Several targets: the board of this codename only; 404 if unknown. Without "
+    "it the combined board, each row with `targets_broken`.",
+)
 
 
 # The default board (no `limit`, or LEADERBOARD_DEFAULT_LIMIT; no bracket) is served from
@@ -78,6 +90,7 @@ class ChallengeLeaderboardApi(AsyncApiView):
         parameters=[
             OpenApiParameter("limit", int, description="1–100, default 10"),
             BRACKET_PARAMETER,
+            TARGET_PARAMETER,
         ],
         responses=LeaderboardSerializer,
     )
@@ -85,14 +98,15 @@ class ChallengeLeaderboardApi(AsyncApiView):
         limit = leaderboard_limit(request)
         challenge_id = uuid_or_404(challenge_id)
         bracket_slug = request.query_params.get("bracket", "")
+        codename = request.query_params.get("target", "")
         board = None
-        if limit == settings.LEADERBOARD_DEFAULT_LIMIT and not bracket_slug:
+        if limit == settings.LEADERBOARD_DEFAULT_LIMIT and not bracket_slug and not codename:
             board = await board_cached(challenge_id)
         if board is not None:
             body, etag = board.json, board.etag
         else:
             body, etag = await run_orm(
-                _board_for_viewer, challenge_id, limit, bracket_slug, request.user
+                _board_for_viewer, challenge_id, limit, bracket_slug, request.user, codename
             )
         return board_response(
             body=body, etag=etag, if_none_match=request.headers.get("If-None-Match")

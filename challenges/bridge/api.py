@@ -206,7 +206,10 @@ def _inline_judging(data: dict) -> services.InlineJudging | None:
 
 
 class ChallengeEvaluatorOutputSerializer(serializers.Serializer):
-    challenge_succeeded = serializers.BooleanField()
+    challenge_succeeded = serializers.BooleanField(
+        allow_null=True, help_text="Null while a judge panel's verdict is under review."
+    )
+    verdict_status = serializers.CharField(required=False, help_text="'under_review' only.")
     judge_passed = serializers.BooleanField(required=False)
     message = serializers.CharField()
     judge_rating = serializers.IntegerField(required=False, allow_null=True)

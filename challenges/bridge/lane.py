@@ -41,6 +41,7 @@ from challenges.services.attempts import attempt_build
 from challenges.services.evaluation import challenge_evaluate_async
 from challenges.services.proofs import proof_issue_for_attempt
 from challenges.services.secrets import player_secret
+from challenges.targets import has_several_targets
 from core.aio_clients import (
     postgres_in_use,
     postgres_known_down,
@@ -233,7 +234,8 @@ def _challenge_load(*, workspace_id, ref: str) -> _Challenge | None:
         secret=secret[0] if secret else None,
         secret_updated_at=secret[1] if secret else None,
         leveled=is_leveled(challenge=challenge),
-        lane_records=play_mode_for(challenge).lane_records,
+        # Several targets: Django's path records which one (challenges/targets.py).
+        lane_records=play_mode_for(challenge).lane_records and not has_several_targets(challenge),
     )
 
 
@@ -284,6 +286,8 @@ def _lane_takes(entry: _Challenge) -> bool:
         # statement re-checks.
         and challenge.copy_policy == Challenge.CopyPolicy.OFF
         and challenge.evaluator_type == Challenge.EvaluatorType.RULES
+        # A judge panel (and its review queue) is judged on Django's path.
+        and not challenge.judge_panel
         and challenge.scoring_strategy != "custom"
         and challenge.is_open()
     )

@@ -206,6 +206,10 @@ def answer_body(*, verdict: Verdict, output: str, secret: str | None, hidden: li
         "challenge_succeeded": verdict.passed,
         "message": clean(message),
     }
+    if verdict.under_review:
+        # SPEC §10: no verdict while a person decides.
+        body["challenge_succeeded"] = None
+        body["verdict_status"] = "under_review"
     if verdict.rating is not None:
         body["judge_rating"] = verdict.rating
         body["judge_feedback"] = clean(verdict.feedback)

@@ -49,8 +49,10 @@ class PlayMode:
         prompt: str,
         ip: str,
         source: str,
+        codename: str = "",
     ):
-        """One prompt judged and recorded: a `PlayResult` (challenges/play.py)."""
+        """One prompt judged and recorded (`codename`: the player's pick among several
+        targets, challenges/targets.py): a `PlayResult` (challenges/play.py)."""
         raise self.refused("This challenge is not played one prompt at a time.")
 
     async def attempt_stream_start(
@@ -61,12 +63,15 @@ class PlayMode:
         prompt: str,
         ip: str,
         source: str,
+        codename: str = "",
     ):
         """The checks of a streamed attempt: a `StartedPlay` (challenges/play_stream.py)."""
         raise self.refused("This challenge is not played one prompt at a time.")
 
-    def session_open(self, *, challenge: Challenge, account: "AbstractBaseUser", ip: str):
-        """A new session of turns: a `PlaySession`."""
+    def session_open(
+        self, *, challenge: Challenge, account: "AbstractBaseUser", ip: str, codename: str = ""
+    ):
+        """A new session of turns: a `PlaySession`, given its target when it opens."""
         raise self.refused("This challenge is not played in sessions; send it an attempt.")
 
     async def bridge_evaluate(self, *, call: Any, plan: Any):

@@ -56,6 +56,7 @@ from challenges.services.sessions import (
     session_open,
     turn_record,
 )
+from challenges.targets import target_named, target_pick
 from core.errors import ApplicationError, NotFoundError
 from core.ratelimit import in_flight_release, parse_rate, rate_limit_hit
 from core.redaction import redact_secrets
@@ -77,14 +78,14 @@ class ConversationPlay(PlayMode):
     play_template = "challenges/_play_conversation.html"
     admin_fields: ClassVar[tuple[str, ...]] = ("max_turns", "judge_scope", "session_token_budget")
 
-    async def attempt_async(self, *, challenge, account, prompt, ip, source):
+    async def attempt_async(self, *, challenge, account, prompt, ip, source, codename=""):
         raise self.refused(NOT_ONE_PROMPT)
 
-    async def attempt_stream_start(self, *, challenge, account, prompt, ip, source):
+    async def attempt_stream_start(self, *, challenge, account, prompt, ip, source, codename=""):
         raise self.refused(NOT_ONE_PROMPT)
 
     def session_open(
-        self, *, challenge: Challenge, account: AbstractBaseUser, ip: str
+        self, *, challenge: Challenge, account: AbstractBaseUser, ip: str, codename: str = ""
     ) -> PlaySession:
         closed = challenge_closed_reason(challenge=challenge)
         if closed:
@@ -96,7 +97,9 @@ class ConversationPlay(PlayMode):
         # Opening costs no model call, but each is a row: the IP limit of plays holds.
         limit, window = parse_rate(settings.PLAY_IP_RATE_LIMIT)
         rate_limit_hit(scope="session-ip", key=ip or "unknown", limit=limit, window_seconds=window)
-        return session_open(challenge=challenge, end_user=end_user)
+        # The session keeps the target it is given now for every turn.
+        target = target_pick(challenge=challenge, end_user=end_user, codename=codename)
+        return session_open(challenge=challenge, end_user=end_user, codename=target.codename)
 
     async def bridge_evaluate(self, *, call: BridgeCall, plan: EvaluationPlan) -> BridgeAnswer:
         if plan.end_user is None:
@@ -163,7 +166,13 @@ def _turn_start(*, session_id, account, prompt: str, ip: str, source: str, hold:
         raise NotFoundError("No such session.")
     if session.state != PlaySession.State.OPEN:
         raise session_closed_error()
-    plan, claim = play_start(challenge=session.challenge, account=account, prompt=prompt, ip=ip)
+    plan, claim = play_start(
+        challenge=session.challenge,
+        account=account,
+        prompt=prompt,
+        ip=ip,
+        target=target_named(session.challenge, session.codename),
+    )
     if not hold:
         in_flight_release(claim)
         claim = None

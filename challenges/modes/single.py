@@ -14,14 +14,24 @@ class SinglePlay(PlayMode):
     play_template = "challenges/_play_single.html"
     admin_fields: ClassVar[tuple[str, ...]] = ()
 
-    async def attempt_async(self, *, challenge, account, prompt, ip, source):
+    async def attempt_async(self, *, challenge, account, prompt, ip, source, codename=""):
         return await attempt_play_async(
-            challenge=challenge, account=account, prompt=prompt, ip=ip, source=source
+            challenge=challenge,
+            account=account,
+            prompt=prompt,
+            ip=ip,
+            source=source,
+            codename=codename,
         )
 
-    async def attempt_stream_start(self, *, challenge, account, prompt, ip, source):
+    async def attempt_stream_start(self, *, challenge, account, prompt, ip, source, codename=""):
         return await attempt_play_stream_start(
-            challenge=challenge, account=account, prompt=prompt, ip=ip, source=source
+            challenge=challenge,
+            account=account,
+            prompt=prompt,
+            ip=ip,
+            source=source,
+            codename=codename,
         )
 
     async def bridge_evaluate(self, *, call: BridgeCall, plan: EvaluationPlan):

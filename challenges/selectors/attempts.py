@@ -43,6 +43,7 @@ def attempts_of_player_queryset(
     return (
         ChallengeAttempt.objects.filter(challenge=challenge, end_user=end_user)
         .select_related("own_text")
+        .prefetch_related("reviews")
         .order_by("-created_at", "id")
     )
 
@@ -56,8 +57,10 @@ def attempts_of_player(
     return list(
         ChallengeAttempt.objects.filter(challenge=challenge, end_user=end_user)
         .select_related("own_text")
+        .prefetch_related("reviews")
         .only(
             "succeeded",
+            "under_review",
             "score",
             "judge_rating",
             "tokens_total",

@@ -8,12 +8,14 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import F
 
-from challenges.models import Challenge, LeaderboardEntry
+from challenges.models import Challenge, LeaderboardEntry, Review
 from challenges.selectors.challenge_stats import (
     challenges_with_attempt_count,
     challenges_with_play_stats,
 )
 from challenges.selectors.copies import CopyCluster, near_copy_clusters
+from challenges.selectors.reviews import JudgeAgreement, judge_agreement_for_workspaces
+from challenges.selectors.targets import target_solve_rates
 from notifications.models import Event
 from notifications.subjects import EventSubject, event_headline, event_subjects
 from players.selectors import workspaces_for_user
@@ -43,6 +45,8 @@ class Dashboard:
     first_bloods: list[FeedItem]
     feed: list[FeedItem]
     copy_clusters: list[CopyCluster]  # near-identical wins (SPEC §10 Copies), largest first
+    judge_agreement: list[JudgeAgreement]  # per challenge with a panel or a decided review
+    open_reviews: int
 
 
 def creator_dashboard(*, user: AbstractBaseUser) -> Dashboard:
@@ -62,8 +66,12 @@ def creator_dashboard(*, user: AbstractBaseUser) -> Dashboard:
     )
     subjects = event_subjects(events)
     feed = [_feed_item(event, subjects.get(event.id)) for event in events]
+    challenges = list(challenges)
+    for challenge in challenges:
+        # Several targets: a line per model under the challenge's row.
+        challenge.target_stats = target_solve_rates(challenge=challenge)
     return Dashboard(
-        challenges=list(challenges),
+        challenges=challenges,
         recent_solves=[
             Solve(entry.challenge, entry.end_user.public_name, entry.first_succeeded_at)
             for entry in solves
@@ -73,6 +81,12 @@ def creator_dashboard(*, user: AbstractBaseUser) -> Dashboard:
         copy_clusters=near_copy_clusters(
             challenges=Challenge.objects.filter(workspace__in=workspaces)
         )[:ROWS],
+        judge_agreement=judge_agreement_for_workspaces(
+            workspace_ids=list(workspaces.values_list("id", flat=True))
+        ),
+        open_reviews=Review.objects.filter(
+            workspace__in=workspaces, status=Review.Status.OPEN
+        ).count(),
     )
 
 

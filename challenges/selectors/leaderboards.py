@@ -5,9 +5,10 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db.models import F, Q
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
-from challenges.models import Challenge, LeaderboardEntry
+from challenges.models import Challenge, ChallengeAttempt, LeaderboardEntry
 from challenges.selectors.standings import BoardView, standing_attempt_field, standing_entries
 from players.models import EndUser
 
@@ -30,19 +31,59 @@ class LeaderboardRow:
     has_proof: bool = False
     # A conversation's win: its session's transcript, for the winner and the creators.
     session_id: str = ""
+    # Several targets, on the combined board: how many of them the player has broken.
+    targets_broken: int | None = None
+
+
+def target_entries(*, view: BoardView | None, challenge: Challenge, codename: str) -> QuerySet:
+    """Each player's best win on one of the challenge's targets, as `view` shows it: rows
+    with the names `standing_entries` gives (the attempts themselves)."""
+    wins = ChallengeAttempt.objects.filter(
+        challenge_id=challenge.id, codename=codename, succeeded=True, rank_value__isnull=False
+    )
+    if view is not None and view.bracket is not None:
+        wins = wins.filter(end_user__bracket=view.bracket)
+    if view is not None and view.cutoff is not None:
+        wins = wins.filter(created_at__lte=view.cutoff)
+    best = wins.order_by("end_user_id", "rank_value", "created_at", "id").distinct("end_user_id")
+    return ChallengeAttempt.objects.filter(id__in=best.values("id")).annotate(
+        achieved_at=F("created_at"), attempt_id=F("id")
+    )
+
+
+def _targets_broken(*, challenge: Challenge, view: BoardView | None):
+    """Per row: the player's targets broken (distinct codenames of their wins)."""
+    wins = ChallengeAttempt.objects.filter(
+        challenge_id=challenge.id, end_user_id=OuterRef("end_user_id"), succeeded=True
+    ).exclude(codename="")
+    if view is not None and view.cutoff is not None:
+        wins = wins.filter(created_at__lte=view.cutoff)
+    counted = (
+        wins.order_by().values("end_user_id").annotate(n=Count("codename", distinct=True))
+    ).values("n")
+    return Coalesce(Subquery(counted[:1]), 0)
 
 
 def leaderboard_for_challenge(
-    *, challenge: Challenge, limit: int, view: BoardView | None = None
+    *, challenge: Challenge, limit: int, view: BoardView | None = None, codename: str = ""
 ) -> list[LeaderboardRow]:
     """The top `limit` players as `view` shows them (None: live, every bracket): live, one
-    index range scan joined to the player's name."""
-    source = standing_entries(view=view, challenge_ids=[challenge.id])
+    index range scan joined to the player's name. With several targets: `codename` gives
+    that target's board; without it the combined board counts each player's targets
+    broken."""
+    if codename:
+        source = target_entries(view=view, challenge=challenge, codename=codename)
+    else:
+        source = standing_entries(view=view, challenge_ids=[challenge.id])
+    # The combined board of several targets counts the targets each player broke.
+    counts_targets = bool(challenge.targets) and not codename
+    broken = {"broken": _targets_broken(challenge=challenge, view=view)} if counts_targets else {}
     entries = (
         source.order_by("rank_value", "achieved_at", "id")
         .annotate(
             proof_config=F(standing_attempt_field(source, "config_sha256")),
             session_ref=F(standing_attempt_field(source, "play_session__id")),
+            **broken,
         )
         .values(
             "achieved_at",
@@ -56,6 +97,7 @@ def leaderboard_for_challenge(
             "end_user__external_id",
             "proof_config",
             "session_ref",
+            *broken,
         )[:limit]
     )
     rows = []
@@ -78,6 +120,7 @@ def leaderboard_for_challenge(
                 attempt_id=str(entry["attempt_id"]),
                 has_proof=bool(entry["proof_config"]),
                 session_id=str(entry["session_ref"] or ""),
+                targets_broken=entry.get("broken"),
             )
         )
     return rows
@@ -112,6 +155,7 @@ def leaderboard_standings(
                 "tokens_total": row.tokens_total,
                 "elapsed_ms": row.elapsed_ms,
                 "achieved_at": row.achieved_at.isoformat(),
+                **({} if row.targets_broken is None else {"targets_broken": row.targets_broken}),
             }
             for row in rows
         ],

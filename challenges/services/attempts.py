@@ -11,8 +11,17 @@ from challenges.live import (
     board_head,
     collection_boards_push_on_commit,
     leaderboard_push_on_commit,
+    target_first_blood_emit,
 )
-from challenges.models import AttemptOwnText, Challenge, ChallengeAttempt, LeaderboardEntry
+from challenges.models import (
+    AttemptOwnText,
+    Challenge,
+    ChallengeAttempt,
+    LeaderboardEntry,
+    Proof,
+    Review,
+    WinningPrompt,
+)
 from challenges.proofs import challenge_config_sha256
 from challenges.scoring import Standing, standing_for
 from challenges.services.copies import near_copy_check, winning_prompt_remember
@@ -44,6 +53,7 @@ def attempt_build(
     custom_score: float | None = None,
     secret: str | None = None,
     disclosed_secret: bool = False,
+    codename: str = "",
 ) -> tuple[ChallengeAttempt, Standing]:
     """The unsaved attempt, secrets redacted, and its standing under the strategy."""
     if end_user.workspace_id != challenge.workspace_id:
@@ -67,6 +77,8 @@ def attempt_build(
         judge_rating=verdict.rating,
         judge_feedback=redact_secrets(verdict.feedback, [secret]),
         judge_output_raw=redact_secrets_in_json(verdict.raw, [secret]),
+        judges=redact_secrets_in_json(list(verdict.judges), [secret]) if verdict.judges else None,
+        under_review=verdict.under_review,
         tokens_total=tokens_total,
         elapsed_ms=elapsed_ms,
         prompt_sha256=_fingerprint(prompt),
@@ -74,13 +86,17 @@ def attempt_build(
         response_sha256=_fingerprint(response),
         response_length=len(response),
         source=source,
+        codename=codename,
         disclosed_secret=disclosed_secret,
         idempotency_key=idempotency_key or None,
         # Fixed now, with the configuration the attempt was judged under: a creator's edit
         # during the model call, or after, does not change what the win's proof names.
-        config_sha256=challenge_config_sha256(challenge) if verdict.passed else "",
+        config_sha256=(
+            challenge_config_sha256(challenge) if verdict.passed or verdict.under_review else ""
+        ),
     )
-    if verdict.passed or challenge.keep_failed_prompts:
+    # A person deciding an attempt under review reads what was sent and answered.
+    if verdict.passed or verdict.under_review or challenge.keep_failed_prompts:
         attempt.prompt = redact_secrets(prompt, [secret])
         attempt.response = redact_secrets(response, [secret])
     return attempt, standing
@@ -102,6 +118,7 @@ def attempt_record(
     custom_score: float | None = None,
     disclosed_secret: bool = False,
     own_text: tuple[str, str] | None = None,
+    codename: str = "",
 ) -> ChallengeAttempt:
     """Write the attempt and keep the player's leaderboard entry current, atomically.
 
@@ -126,6 +143,7 @@ def attempt_record(
         custom_score=custom_score,
         secret=secret,
         disclosed_secret=disclosed_secret,
+        codename=codename,
     )
     # Made (the first time) outside the attempt's transaction, so that a race for a
     # workspace's first key never rolls an attempt back.
@@ -136,27 +154,26 @@ def attempt_record(
                 # First: a refused near-copy leaves no attempt, board change, event or proof.
                 near_copy_check(attempt=attempt)
             attempt.save(force_insert=True)
-            if verdict.passed:
-                winning_prompt_remember(attempt=attempt)
             if own_text and any(own_text) and not attempt.prompt:
                 AttemptOwnText.objects.create(
                     attempt=attempt,
                     prompt=redact_secrets(own_text[0], [secret]),
                     response=redact_secrets(own_text[1], [secret]),
                 )
-            if proof_key is not None:
-                proof_issue(attempt=attempt, key=proof_key)
-            previous_head = board_head(challenge_id=challenge.id) if verdict.passed else None
-            board_changed = verdict.passed and _leaderboard_offer(
-                attempt, rank_value=standing.rank_value
-            )
-            if board_changed:
-                attempt_events_emit(
-                    challenge=challenge, attempt=attempt, previous_head=previous_head
+            if verdict.under_review:
+                Review.objects.create(
+                    workspace_id=challenge.workspace_id,
+                    challenge=challenge,
+                    attempt=attempt,
+                    kind=Review.Kind.PANEL,
                 )
-                collection_boards_push_on_commit(challenge_id=challenge.id)
-            if board_changed and _within_visible_board(attempt, rank_value=standing.rank_value):
-                leaderboard_push_on_commit(challenge_id=challenge.id)
+            if verdict.passed:
+                _win_publish(
+                    challenge=challenge,
+                    attempt=attempt,
+                    rank_value=standing.rank_value,
+                    proof_key=proof_key,
+                )
     except IntegrityError:
         # The unique idempotency key is the guard: a repeat returns the first attempt.
         existing = idempotency_key and (
@@ -168,6 +185,112 @@ def attempt_record(
             raise
         return existing
     return attempt
+
+
+def _win_publish(
+    *, challenge: Challenge, attempt: ChallengeAttempt, rank_value: float, proof_key
+) -> None:
+    """A saved win, in its transaction: remembered for the copy check, proven, offered to
+    the board, and announced (first blood, record beaten) when the board changed."""
+    winning_prompt_remember(attempt=attempt)
+    if proof_key is not None:
+        proof_issue(attempt=attempt, key=proof_key)
+    previous_head = board_head(challenge_id=challenge.id)
+    board_changed = _leaderboard_offer(attempt, rank_value=rank_value)
+    if board_changed:
+        attempt_events_emit(challenge=challenge, attempt=attempt, previous_head=previous_head)
+        collection_boards_push_on_commit(challenge_id=challenge.id)
+    # Several targets: first blood per target; a player's first win on a target changes
+    # the targets they broke, which the combined board shows.
+    new_target_broken = target_first_blood_emit(challenge=challenge, attempt=attempt)
+    if (board_changed and _within_visible_board(attempt, rank_value=rank_value)) or (
+        new_target_broken
+    ):
+        leaderboard_push_on_commit(challenge_id=challenge.id)
+
+
+def attempt_win_grant(*, attempt: ChallengeAttempt, proof_key) -> None:
+    """Make a recorded, not passing attempt a win, as a live win is made (a review passed
+    it). Call in a transaction holding the attempt's row, with the workspace's proof key
+    fetched before it (`proof_key_current`); a near-copy the challenge refuses raises 409
+    `near_copy` and changes nothing."""
+    challenge = attempt.challenge
+    standing = standing_for(
+        challenge.scoring_strategy,
+        elapsed_ms=attempt.elapsed_ms,
+        tokens_total=attempt.tokens_total,
+        judge_rating=attempt.judge_rating,
+        custom_score=None,
+    )
+    attempt.succeeded = True
+    attempt.score = standing.score
+    attempt.rank_value = standing.rank_value
+    if not attempt.config_sha256:
+        # An appealed attempt was not judged a win: its proof names the configuration as
+        # it is when the win is granted.
+        attempt.config_sha256 = challenge_config_sha256(challenge)
+    if not attempt.prompt:
+        own = AttemptOwnText.objects.filter(attempt=attempt).first()
+        if own is not None:
+            attempt.prompt, attempt.response = own.prompt, own.response
+    near_copy_check(attempt=attempt)
+    attempt.save(
+        update_fields=[
+            "succeeded",
+            "score",
+            "rank_value",
+            "config_sha256",
+            "prompt",
+            "response",
+            "near_copy_of",
+            "near_copy_similarity",
+        ]
+    )
+    _win_publish(
+        challenge=challenge,
+        attempt=attempt,
+        rank_value=standing.rank_value,
+        proof_key=proof_key,
+    )
+
+
+def attempt_win_withdraw(*, attempt: ChallengeAttempt) -> None:
+    """Take a win back (a review failed it), in a transaction holding the attempt's row:
+    off the copy check, its proof withdrawn (the row deleted: the public proof answers
+    404), and the player's board entry recomputed from their remaining wins."""
+    challenge_id = attempt.challenge_id
+    attempt.succeeded = False
+    attempt.score = None
+    attempt.rank_value = None
+    attempt.save(update_fields=["succeeded", "score", "rank_value"])
+    WinningPrompt.objects.filter(attempt=attempt).delete()
+    Proof.objects.filter(attempt=attempt).delete()
+    removed, _ = LeaderboardEntry.objects.filter(
+        challenge_id=challenge_id, end_user_id=attempt.end_user_id, attempt=attempt
+    ).delete()
+    if not removed:
+        return
+    remaining = ChallengeAttempt.objects.filter(
+        challenge_id=challenge_id, end_user_id=attempt.end_user_id, succeeded=True
+    )
+    best = remaining.order_by("rank_value", "created_at", "id").first()
+    if best is not None:
+        LeaderboardEntry.objects.create(
+            challenge_id=challenge_id,
+            end_user_id=attempt.end_user_id,
+            attempt=best,
+            rank_value=best.rank_value,
+            achieved_at=best.created_at,
+            score=best.score,
+            judge_rating=best.judge_rating,
+            tokens_total=best.tokens_total,
+            elapsed_ms=best.elapsed_ms,
+            first_succeeded_at=remaining.order_by("created_at").values_list(
+                "created_at", flat=True
+            )[0],
+        )
+    collection_boards_push_on_commit(challenge_id=challenge_id)
+    leaderboard_push_on_commit(challenge_id=challenge_id)
 
 
 LEADERBOARD_UPSERT_COLUMNS = (

@@ -8,6 +8,7 @@ from django.db import transaction
 
 from challenges.models import Challenge, Secret
 from challenges.services.copies import winning_prompts_fill
+from challenges.targets import targets_clean
 from challenges.validation import challenge_errors
 from core.errors import ApplicationError
 from core.slugs import unique_slug
@@ -37,6 +38,7 @@ CHALLENGE_FIELDS = (
     "target_config",
     "evaluator_type",
     "judge_config",
+    "judge_panel",
     "evaluator_plugin_id",
     "evaluator_entrypoint",
     "evaluator_config",
@@ -54,6 +56,9 @@ CHALLENGE_FIELDS = (
     "max_turns",
     "judge_scope",
     "session_token_budget",
+    "targets",
+    "target_assignment",
+    "reveal_targets",
 )
 # The task is named, not imported: its module imports this one (challenges/apps.py loads it).
 LEADERBOARD_REBUILD_TASK = "challenges.tasks.leaderboard_rebuild_task"
@@ -81,6 +86,7 @@ def _validated(challenge: Challenge, changes: dict[str, Any]) -> None:
         raise ApplicationError(
             "Some fields are invalid: " + ", ".join(sorted(errors)) + ".", fields=errors
         )
+    challenge.targets = targets_clean(challenge.targets)
 
 
 @transaction.atomic

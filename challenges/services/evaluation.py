@@ -12,7 +12,7 @@ from core.errors import ApplicationError
 from core.redaction import redact_secrets
 from core.threads import run_blocking
 from judging.errors import JudgeConfigError
-from judging.llm_judge import judge_with_llm, judge_with_llm_async
+from judging.judges import Judge, judge_for
 from judging.plugins import evaluate_with_plugin, score_with_plugin
 from judging.rules import evaluate_rule
 from judging.verdicts import Verdict
@@ -81,12 +81,10 @@ def _evaluate(
         return _disclosure_verdict(output=output, secret=secret)
     if challenge.evaluator_type == Challenge.EvaluatorType.LLM_JUDGE:
         try:
-            verdict = judge_with_llm(
-                goal=challenge.goal, response=output or "", config=challenge.judge_config
-            )
+            verdict = challenge_judge(challenge).judge(goal=challenge.goal, response=output or "")
         except JudgeConfigError as exc:
             raise _judge_misconfigured(exc) from None
-        return dataclasses.replace(verdict, feedback=redact_secrets(verdict.feedback, [secret]))
+        return _judge_verdict_masked(verdict, secret=secret)
     if challenge.evaluator_type == Challenge.EvaluatorType.CUSTOM:
         return _plugin_verdict(
             challenge=challenge, secret=secret, output=output, variables=variables
@@ -126,17 +124,33 @@ async def _evaluate_async(
         return _disclosure_verdict(output=output, secret=secret)
     if challenge.evaluator_type == Challenge.EvaluatorType.LLM_JUDGE:
         try:
-            verdict = await judge_with_llm_async(
-                goal=challenge.goal, response=output or "", config=challenge.judge_config
+            verdict = await challenge_judge(challenge).judge_async(
+                goal=challenge.goal, response=output or ""
             )
         except JudgeConfigError as exc:
             raise _judge_misconfigured(exc) from None
-        return dataclasses.replace(verdict, feedback=redact_secrets(verdict.feedback, [secret]))
+        return _judge_verdict_masked(verdict, secret=secret)
     if challenge.evaluator_type == Challenge.EvaluatorType.CUSTOM:
         return await run_blocking(
             _plugin_verdict, challenge=challenge, secret=secret, output=output, variables=variables
         )
     return _rule_verdict(challenge=challenge, secret=secret, output=output)
+
+
+def challenge_judge(challenge: Challenge) -> Judge:
+    """The challenge's judge: its panel when it has one, else its one LLM judge."""
+    return judge_for(judge_config=challenge.judge_config, judge_panel=challenge.judge_panel)
+
+
+def _judge_verdict_masked(verdict: Verdict, *, secret: str | None) -> Verdict:
+    return dataclasses.replace(
+        verdict,
+        feedback=redact_secrets(verdict.feedback, [secret]),
+        judges=tuple(
+            {**entry, "feedback": redact_secrets(entry["feedback"], [secret])}
+            for entry in verdict.judges
+        ),
+    )
 
 
 def _judge_misconfigured(exc: JudgeConfigError) -> ApplicationError:

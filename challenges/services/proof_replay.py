@@ -17,6 +17,8 @@ from challenges.proofs import challenge_config_sha256, proof_verify
 from challenges.selectors.proofs import proof_public_keys
 from challenges.services.secrets import fill_secret, secret_value_for
 from challenges.services.try_it import TryItPlan, try_it_run
+from challenges.targets import Target, revealed_targets, roster, target_named
+from core.errors import ApplicationError
 from core.redaction import REDACTED, redact_secrets
 from judging.llm_judge import judge_route
 
@@ -33,6 +35,14 @@ class Replay:
         return self.outcome == "confirmed"
 
 
+def _played_target(challenge: Challenge, proof: Proof) -> Target:
+    """The target the win was made against (one of several, by its codename)."""
+    try:
+        return target_named(challenge, proof.attempt.codename)
+    except ApplicationError:
+        return roster(challenge)[0]
+
+
 def _not_deterministic(challenge: Challenge, proof: Proof) -> str | None:
     """Why a replay of this win could not confirm anything, or None."""
     if proof.attempt.source == "bridge":
@@ -42,9 +52,13 @@ def _not_deterministic(challenge: Challenge, proof: Proof) -> str | None:
         )
     if challenge.answer_mode == Challenge.AnswerMode.GUESS:
         return "it is a right guess; the secret the player typed is masked in the proof"
-    if challenge.target != Challenge.Target.OFFLINE:
-        model = f" ({challenge.target_model})" if challenge.target_model else ""
-        return f"the target is '{challenge.target}'{model}, whose replies vary from run to run"
+    target = _played_target(challenge, proof)
+    if target.target != Challenge.Target.OFFLINE:
+        if target.codename and revealed_targets(challenge) is None:
+            # Several targets, not revealed: the codename only (challenges/targets.py).
+            return f"the target '{target.codename}' is a model whose replies vary from run to run"
+        model = f" ({target.target_model})" if target.target_model else ""
+        return f"the target is '{target.target}'{model}, whose replies vary from run to run"
     if challenge.evaluator_type == Challenge.EvaluatorType.LLM_JUDGE:
         provider = str((challenge.judge_config or {}).get("judge_model", "")).partition("/")[0]
         if judge_route(provider=provider) != "offline":
@@ -85,7 +99,7 @@ def proof_replay(*, document: Any) -> Replay:
         challenge=challenge,
         secret=secret,
         system_prompt=fill_secret(challenge.system_prompt, secret),
-        target=target_config_for(challenge=challenge),
+        target=target_config_for(challenge=challenge, target=_played_target(challenge, stored)),
     )
     result = async_to_sync(try_it_run)(plan=plan, prompt=prompt)
     reply = redact_secrets(result.reply, [secret])

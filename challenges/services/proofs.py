@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from challenges.models import AttemptOwnText, ChallengeAttempt, Proof, ProofKey
+from challenges.models import AttemptOwnText, ChallengeAttempt, Proof, ProofKey, Review
 from challenges.proofs import PROOF_FORMAT, canonical_json, public_key_id
 from challenges.services.secrets import secret_value_for
 from core.api import uuid_or_404
@@ -102,7 +102,27 @@ def _verdicts(attempt: ChallengeAttempt) -> list[dict[str, Any]]:
     }
     if evaluator == challenge.EvaluatorType.LLM_JUDGE:
         verdict["model"] = (challenge.judge_config or {}).get("judge_model", "")
-    return [verdict]
+    judges = attempt.judges or []
+    verdicts = [verdict]
+    if len(judges) > 1:
+        # A panel: each judge's own verdict (SPEC §10), the rule's in place of the one judge's.
+        verdicts = [
+            {"evaluator": "llm-judge", **{key: judge.get(key) for key in JUDGE_KEYS}}
+            for judge in judges
+        ]
+    decision = (
+        Review.objects.filter(attempt_id=attempt.id, decision=Review.Decision.PASS)
+        .order_by("-decided_at")
+        .values_list("kind", flat=True)
+        .first()
+    )
+    if decision is not None:
+        # A person passed it. Their reason stays out: a public proof, free text.
+        verdicts.append({"evaluator": "review", "kind": decision, "passed": True})
+    return verdicts
+
+
+JUDGE_KEYS = ("model", "passed", "rating", "feedback")
 
 
 def proof_document(*, attempt: ChallengeAttempt) -> dict[str, Any]:

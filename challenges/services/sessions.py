@@ -29,13 +29,18 @@ def session_closed_error() -> ApplicationError:
 
 
 def session_open(
-    *, challenge: Challenge, end_user: EndUser, dify_conversation_id: str | None = None
+    *,
+    challenge: Challenge,
+    end_user: EndUser,
+    dify_conversation_id: str | None = None,
+    codename: str = "",
 ) -> PlaySession:
     return PlaySession.objects.create(
         workspace_id=challenge.workspace_id,
         challenge=challenge,
         end_user=end_user,
         dify_conversation_id=dify_conversation_id or None,
+        codename=codename,
     )
 
 
@@ -76,7 +81,10 @@ class TurnOutcome:
     leaderboard_rank: int | None
 
     @property
-    def challenge_succeeded(self) -> bool:
+    def challenge_succeeded(self) -> bool | None:
+        # None while a person reviews the turn's attempt (SPEC §10).
+        if self.attempt is not None and self.attempt.under_review:
+            return None
         return self.turn.succeeded
 
     @property
@@ -127,7 +135,9 @@ def turn_record(
         )
         attempt = None
         budget = challenge.session_token_budget
-        if verdict.passed:
+        if verdict.passed or verdict.under_review:
+            # A disputed turn (a judge panel) goes to the review queue as an attempt; the
+            # session stays open until a turn wins outright (docs/reviews.md).
             attempt = attempt_record(
                 challenge=challenge,
                 end_user=end_user,
@@ -140,7 +150,9 @@ def turn_record(
                 custom_score=custom_score,
                 idempotency_key=workflow_run_id or None,
                 workflow_run_id=workflow_run_id,
+                codename=session.codename,
             )
+        if verdict.passed:
             session.state, session.attempt = PlaySession.State.WON, attempt
         elif session.turns_count >= challenge.max_turns or (
             budget is not None and session.tokens_total >= budget

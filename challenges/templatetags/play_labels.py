@@ -44,7 +44,9 @@ def outcome_words(
     layer that answered in the model's place is named."""
     defence = getattr(result, "defence", None)
     layer = DEFENCE_LAYER_WORDS.get(defence.kind, "defence") if defence else None
-    if result.challenge_succeeded:
+    if getattr(result, "verdict_status", "") == "under_review":
+        title = "Under review: the judges did not agree, so a person will decide."
+    elif result.challenge_succeeded:
         title = "Challenge solved! The defence is broken."
     elif guessed:
         title = "That is not the secret."
@@ -144,3 +146,9 @@ def board_value(strategy: str, row: Any) -> str:
     if strategy == "custom":
         return "–" if row.score is None else f"{row.score:g} points"
     return f"solved {date_format(row.achieved_at, 'M j, H:i')}"
+
+
+@register.simple_tag
+def appeal_of(attempt: Any) -> Any:
+    """The player's appeal of the attempt (prefetched reviews), or None."""
+    return next((review for review in attempt.reviews.all() if review.kind == "appeal"), None)

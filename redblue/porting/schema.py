@@ -60,6 +60,17 @@ def _field_schema(field: serializers.Field) -> dict[str, Any]:
                 schema["pattern"] = validator.regex.pattern.replace(r"\Z", "$")
     elif isinstance(field, serializers.JSONField):
         schema = {}
+    elif isinstance(field, serializers.ListSerializer):
+        schema = {"type": "array", "items": _field_schema(field.child)}
+        if field.max_length is not None:
+            schema["maxItems"] = field.max_length
+    elif isinstance(field, serializers.Serializer):
+        schema = {
+            "type": "object",
+            "required": [name for name, child in field.fields.items() if child.required],
+            "additionalProperties": False,
+            "properties": {name: _field_schema(child) for name, child in field.fields.items()},
+        }
     else:  # pragma: no cover - a new field type must be given its schema here
         raise TypeError(f"No JSON Schema for {type(field).__name__}")
     for attribute, keyword in (("min_value", "minimum"), ("max_value", "maximum")):

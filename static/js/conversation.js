@@ -47,11 +47,15 @@
     }, function () { throw new Error("The turn was refused."); });
   }
 
+  // Several targets the player chooses among: the model a new session is opened against.
+  function picker() { return document.querySelector("#turn-form [name=codename]"); }
+
   function openSession() {
     var current = chat.getAttribute("data-session");
     if (current) return Promise.resolve(current);
     return fetch(chat.getAttribute("data-new-session-url"), {
-      method: "POST", credentials: "same-origin", headers: headers("application/json"), body: "{}"
+      method: "POST", credentials: "same-origin", headers: headers("application/json"),
+      body: JSON.stringify(picker() ? { codename: picker().value } : {})
     }).then(function (response) {
       if (!response.ok) return refused(response);
       return response.json().then(function (session) {

@@ -57,6 +57,7 @@
     var meta = element("p", "verdict-meta");
     if (data.judge_rating !== null) meta.appendChild(element("span", "", "Rating " + data.judge_rating));
     if (words.score) meta.appendChild(element("span", "", words.score));
+    if (data.codename) meta.appendChild(element("span", "", "Against " + data.codename));
     if (data.leaderboard_rank) meta.appendChild(element("span", "", "You are #" + data.leaderboard_rank + " on the leaderboard"));
     verdict.appendChild(meta);
     if (won && data.proof_url) {
@@ -142,6 +143,9 @@
     event.stopImmediatePropagation();
     if (busy) return;
     var prompt = form.querySelector("textarea[name=prompt]").value;
+    var picker = form.querySelector("[name=codename]");
+    var body = { prompt: prompt };
+    if (picker) body.codename = picker.value;
     var token = form.querySelector("input[name=csrfmiddlewaretoken]");
     setBusy(true);
     var text = replyBox();
@@ -153,7 +157,7 @@
         "Accept": "text/event-stream",
         "X-CSRFToken": token ? token.value : ""
       },
-      body: JSON.stringify({ prompt: prompt })
+      body: JSON.stringify(body)
     }).then(function (response) {
       if (!response.ok) {
         return response.json().then(function (body) {

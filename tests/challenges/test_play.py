@@ -45,8 +45,10 @@ def test_it_judges_a_failed_attempt_and_keeps_only_a_fingerprint(player_api, gua
         "score",
         "leaderboard_rank",
         "proof_id",
+        "verdict_status",
     }
     assert body["challenge_succeeded"] is False
+    assert body["verdict_status"] == "failed"
     assert body["leaderboard_rank"] is None
     assert body["score"] is None
     attempt = ChallengeAttempt.objects.get(id=body["attempt_id"])
