@@ -53,7 +53,7 @@ def test_it_writes_every_creator_set_field_of_every_kind(rich_workspace):
     ]
     assert vault["prerequisites"] == ["demo-gandalf-1", "demo-magic-words"]
     assert challenges["demo-dify-bot"]["prerequisites"] == ["demo-vault-window"]
-    assert challenges["demo-gandalf-1"]["hints"] == []
+    assert challenges["demo-dify-bot"]["hints"] == []
     assert vault["system_prompt"] == AWKWARD_TEXT
     assert vault["starts_at"] == "2026-12-04T09:30:00Z"
     assert vault["ends_at"] == "2026-12-06T18:00:00.250000Z"
