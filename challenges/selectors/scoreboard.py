@@ -80,7 +80,7 @@ def _public_entries(workspace: Workspace, view: BoardView | None):
     return solves_as_of(view=view).filter(challenge__workspace=workspace, challenge__is_active=True)
 
 
-def _hints_unlocked(view: BoardView | None, **lookups: Any):
+def hints_unlocked(view: BoardView | None, **lookups: Any):
     """Unlocks that cost points on the scoreboard: hints of public challenges, made by the
     freeze when `view` is frozen."""
     unlocks = HintUnlock.objects.filter(hint__challenge__is_active=True, **lookups)
@@ -102,7 +102,7 @@ def scoreboard_standings(
     """The top `limit` players (None: all) as `view` shows them (None: live, every bracket;
     challenges/selectors/standings.py)."""
     spent = (
-        _hints_unlocked(view, end_user_id=OuterRef("end_user_id"))
+        hints_unlocked(view, end_user_id=OuterRef("end_user_id"))
         .order_by()
         .values("end_user_id")
         .annotate(total=Sum("cost"))
@@ -149,7 +149,7 @@ def scoreboard_timelines(
         .values_list("end_user_id", "first_succeeded_at", Value(POINTS_PER_SOLVE))
     )
     costs = (
-        _hints_unlocked(view, end_user_id__in=leader_ids)
+        hints_unlocked(view, end_user_id__in=leader_ids)
         .order_by()
         .values_list("end_user_id", "created_at", Value(0) - F("cost"))
     )
@@ -222,7 +222,7 @@ def player_page(*, end_user_id: Any, viewer: AbstractBaseUser | None = None) -> 
             "challenge_id", "tokens_total", "elapsed_ms", "judge_rating"
         ):
             measured[challenge_id] = tuple(numbers)
-    hint_costs = _hints_unlocked(view, end_user=end_user).aggregate(total=Sum("cost"))["total"] or 0
+    hint_costs = hints_unlocked(view, end_user=end_user).aggregate(total=Sum("cost"))["total"] or 0
     return PlayerPage(
         end_user_id=str(end_user.id),
         hint_costs=hint_costs,
