@@ -11,7 +11,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.core.exceptions import PermissionDenied
 from django.db import models
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 from django.http import (
     HttpRequest,
     HttpResponse,
@@ -32,6 +32,8 @@ from challenges.admin_forms import (
     ChallengeAdminForm,
     ChallengeCollectionAdminForm,
     CollectionItemFormSet,
+    HintAdminForm,
+    PrerequisiteFormSet,
     SecretAdminForm,
 )
 from challenges.admin_try_it import challenge_try_it
@@ -41,7 +43,9 @@ from challenges.models import (
     Challenge,
     ChallengeAttempt,
     ChallengeCollection,
+    ChallengePrerequisite,
     CollectionItem,
+    Hint,
     ModelPrice,
     PlaySession,
     Secret,
@@ -64,6 +68,8 @@ from challenges.services.collections import (
     collection_set_challenges,
     collection_update,
 )
+from challenges.services.hints import HINT_FIELDS, hint_create, hint_delete, hint_update
+from challenges.services.prerequisites import challenge_set_prerequisites
 from challenges.services.secrets import (
     secret_create,
     secret_delete,
@@ -114,9 +120,48 @@ _THEME_HELP = "A JSON object; allowed keys: " + ", ".join(
 )
 
 
+class HintInline(WorkspaceScopedInline):
+    model = Hint
+    form = HintAdminForm
+    fields = ("order", "body_md", "cost", "unlocks")
+    readonly_fields = ("unlocks",)
+    extra = 0
+    verbose_name_plural = "Hints (free when the cost is 0; a paid one comes off the scoreboard)"
+
+    def get_queryset(self, request: HttpRequest):
+        # Explicit order: Meta.ordering does not apply to a grouped query.
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(unlocks_count=Count("unlocks"))
+            .order_by("order", "created_at", "id")
+        )
+
+    @admin.display(description="Unlocks")
+    def unlocks(self, obj: Hint) -> str:
+        # Players who paid for it; free hints are read without unlocking.
+        if obj._state.adding:
+            return "—"
+        return "free" if obj.is_free else str(getattr(obj, "unlocks_count", 0))
+
+
+class PrerequisiteInline(WorkspaceScopedInline):
+    model = ChallengePrerequisite
+    fk_name = "challenge"
+    formset = PrerequisiteFormSet
+    fields = ("prerequisite",)
+    extra = 0
+    verbose_name = "prerequisite"
+    verbose_name_plural = "Prerequisites (challenges of this workspace a player must solve first)"
+
+    def get_queryset(self, request: HttpRequest):
+        return super().get_queryset(request).select_related("prerequisite")
+
+
 @admin.register(Challenge)
 class ChallengeAdmin(WorkspaceScopedAdmin):
     form = ChallengeAdminForm
+    inlines = (PrerequisiteInline, HintInline)
     list_display = (
         "name",
         "workspace",
@@ -447,6 +492,30 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                 f"“{saved.name}” is a draft: players do not see it until you publish it "
                 "(tick “Is active”, or the “Publish” action on the list).",
             )
+
+    def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
+        # Through the services, in the admin's transaction: the same checks as the API.
+        challenge = form.instance
+        if isinstance(formset, PrerequisiteFormSet):
+            formset.save(commit=False)  # only for the history message
+            chosen = [
+                item.cleaned_data["prerequisite"].pk
+                for item in formset.forms
+                if item.cleaned_data
+                and not item.cleaned_data.get("DELETE")
+                and item.cleaned_data.get("prerequisite")
+            ]
+            challenge_set_prerequisites(challenge=challenge, prerequisite_ids=chosen)
+            return
+        if formset.model is not Hint:
+            return super().save_formset(request, form, formset, change)
+        formset.save(commit=False)  # fills new_objects, changed_objects, deleted_objects
+        for hint in formset.deleted_objects:
+            hint_delete(hint=hint)
+        for hint, _ in formset.changed_objects:
+            hint_update(hint=hint, **{name: getattr(hint, name) for name in HINT_FIELDS})
+        for hint in formset.new_objects:
+            hint_create(challenge=challenge, **{name: getattr(hint, name) for name in HINT_FIELDS})
 
     def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
         # A new challenge starts as a draft, so nothing half-made is published by accident.

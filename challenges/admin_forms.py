@@ -12,6 +12,8 @@ from django.forms.models import BaseInlineFormSet
 from challenges.models import BridgeKey, Challenge, ChallengeCollection, Secret
 from challenges.services.challenges import BUDGET_FIELDS, CHALLENGE_FIELDS
 from challenges.services.collections import COLLECTION_FIELDS, collection_errors
+from challenges.services.hints import HINT_FIELDS, hint_errors
+from challenges.services.prerequisites import prerequisite_errors
 from challenges.validation import challenge_errors
 from core.parsers import CheckedJSONDecoder, JsonBodyError, json_loads
 
@@ -651,6 +653,45 @@ class CollectionItemFormSet(BaseInlineFormSet):
                 continue
             if workspace_id and challenge.workspace_id != workspace_id:
                 form.add_error("challenge", "This challenge belongs to another workspace.")
+
+
+class HintAdminForm(forms.ModelForm):
+    class Meta:
+        widgets = {"body_md": forms.Textarea(attrs={"rows": 3, "cols": 48})}
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        if cleaned.get("DELETE"):
+            return cleaned
+        values = {name: cleaned.get(name) for name in HINT_FIELDS}
+        for name, messages in hint_errors(values).items():
+            if name in self.fields and not self.has_error(name):
+                self.add_error(name, messages)
+        return cleaned
+
+
+class PrerequisiteFormSet(BaseInlineFormSet):
+    """The challenge's prerequisites, checked as a whole: same workspace, no cycle."""
+
+    def clean(self) -> None:
+        super().clean()
+        if any(self.errors):
+            return
+        chosen = [
+            form.cleaned_data["prerequisite"].pk
+            for form in self.forms
+            if form.cleaned_data
+            and not form.cleaned_data.get("DELETE")
+            and form.cleaned_data.get("prerequisite")
+        ]
+        instance = self.instance
+        errors = prerequisite_errors(
+            challenge_id=None if instance._state.adding else instance.pk,
+            workspace_id=instance.workspace_id,
+            prerequisite_ids=chosen,
+        )
+        if errors:
+            raise forms.ValidationError(errors)
 
 
 class AdminEmailLoginForm(AdminAuthenticationForm):

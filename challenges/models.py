@@ -868,6 +868,78 @@ class CollectionItem(models.Model):
         return f"{self.position}. {self.challenge.name}"
 
 
+class ChallengePrerequisite(models.Model):
+    """`challenge` stays locked for a player until they have solved `prerequisite` (a
+    challenge of the same workspace); see challenges.selectors.levels."""
+
+    # Indexed by prerequisite_unique_pair, which starts with it.
+    challenge = models.ForeignKey(
+        Challenge, on_delete=models.CASCADE, related_name="prerequisite_links", db_index=False
+    )
+    prerequisite = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["challenge", "prerequisite"], name="prerequisite_unique_pair"
+            ),
+            models.CheckConstraint(
+                condition=~Q(challenge=models.F("prerequisite")), name="prerequisite_not_itself"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.challenge_id} needs {self.prerequisite_id}"
+
+
+class Hint(models.Model):
+    """A challenge's hint: free (cost 0) or paid for with site-scoreboard points."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # Indexed by hint_challenge_order, which starts with it.
+    challenge = models.ForeignKey(
+        Challenge, on_delete=models.CASCADE, related_name="hints", db_index=False
+    )
+    order = models.PositiveIntegerField(default=0, help_text="Hints are shown lowest first.")
+    body_md = models.TextField(help_text="Markdown; shown once unlocked (at once when free).")
+    cost = models.PositiveIntegerField(
+        default=0, help_text="Points taken off the player's scoreboard total; 0 is free."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["order", "created_at", "id"]
+        indexes = [models.Index(fields=["challenge", "order"], name="hint_challenge_order")]
+
+    def __str__(self) -> str:
+        return f"Hint {self.order}"
+
+    @property
+    def is_free(self) -> bool:
+        return self.cost == 0
+
+
+class HintUnlock(models.Model):
+    """A player paid for a hint, once: `cost` is what it cost then (a later price change
+    does not re-bill anyone)."""
+
+    # Indexed by hint_unlock_once, which starts with it.
+    hint = models.ForeignKey(Hint, on_delete=models.CASCADE, related_name="unlocks", db_index=False)
+    end_user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="+")
+    cost = models.PositiveIntegerField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["hint", "end_user"], name="hint_unlock_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.end_user_id} unlocked {self.hint_id}"
+
+
 class ModelPrice(models.Model):
     """What a model costs a workspace per 1k tokens (SPEC §10 Prices and budgets). `model` is
     a challenge's `target_model` (or its target, e.g. `offline`) or a judge's `provider/model`."""

@@ -2,7 +2,15 @@
 
 from django.urls import path
 
-from challenges.api import bridge_keys, budgets, collections, console, reviews, scoreboard
+from challenges.api import (
+    bridge_keys,
+    budgets,
+    collections,
+    console,
+    hints,
+    reviews,
+    scoreboard,
+)
 
 urlpatterns = [
     path("challenges", console.ChallengeListCreateApi.as_view(), name="console-challenges"),
@@ -15,6 +23,17 @@ urlpatterns = [
         "challenges/<str:challenge_id>/attempts",
         console.ChallengeAttemptListApi.as_view(),
         name="console-challenge-attempts",
+    ),
+    path(
+        "challenges/<str:challenge_id>/hints",
+        hints.ConsoleChallengeHintsApi.as_view(),
+        name="console-challenge-hints",
+    ),
+    path("hints/<str:hint_id>", hints.ConsoleHintDetailApi.as_view(), name="console-hint"),
+    path(
+        "challenges/<str:challenge_id>/prerequisites",
+        hints.ConsoleChallengePrerequisitesApi.as_view(),
+        name="console-challenge-prerequisites",
     ),
     path(
         "challenges/<str:challenge_id>/leaderboard",

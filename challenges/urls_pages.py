@@ -16,6 +16,11 @@ urlpatterns = [
     path("challenges/<slug:slug>/play", views.challenge_play, name="challenge-play"),
     path("challenges/<slug:slug>/guess", views.challenge_guess, name="challenge-guess"),
     path(
+        "challenges/<slug:slug>/hints/<str:hint_id>/unlock",
+        views.challenge_hint_unlock,
+        name="challenge-hint-unlock",
+    ),
+    path(
         "challenges/<slug:slug>/attempts/<str:attempt_id>/appeal",
         views.challenge_appeal,
         name="challenge-appeal",

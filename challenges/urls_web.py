@@ -4,6 +4,7 @@ from django.urls import path
 
 from challenges.api import (
     collections,
+    hints,
     play,
     proofs,
     reviews,
@@ -42,6 +43,12 @@ urlpatterns = [
         stream.AttemptStreamApi.as_view(),
         name="web-challenge-attempts-stream",
     ),
+    path(
+        "challenges/<str:challenge_id>/hints",
+        hints.ChallengeHintListApi.as_view(),
+        name="web-challenge-hints",
+    ),
+    path("hints/<str:hint_id>/unlock", hints.HintUnlockApi.as_view(), name="web-hint-unlock"),
     path(
         "challenges/<str:challenge_id>/sessions",
         sessions.SessionCreateApi.as_view(),

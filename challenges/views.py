@@ -1,16 +1,18 @@
 """Player pages: the challenge list and one challenge's page with its htmx play box."""
 
+from dataclasses import dataclass
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
+from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import get_conditional_response, patch_cache_control, set_response_etag
 from django.views.decorators.http import require_GET, require_POST
 
 from challenges.markdown import render_markdown
-from challenges.models import Challenge, ChallengeAttempt, LeaderboardEntry
+from challenges.models import Challenge, ChallengeAttempt, Hint, LeaderboardEntry
 from challenges.modes import play_mode_for
 from challenges.play import (
     ANSWER_MAX_CHARS,
@@ -21,6 +23,7 @@ from challenges.play import (
 from challenges.selectors.attempts import attempts_of_player
 from challenges.selectors.challenges import challenge_visible_by_slug, challenges_public
 from challenges.selectors.collections import collections_public
+from challenges.selectors.hints import hint_body_shown, hint_visible_by_id, hints_for_player
 from challenges.selectors.leaderboards import leaderboard_for_challenge, leaderboard_rank
 from challenges.selectors.levels import (
     collection_topped_by,
@@ -31,10 +34,11 @@ from challenges.selectors.levels import (
 )
 from challenges.selectors.standings import board_view
 from challenges.services.budgets import budget_paused_reason
+from challenges.services.hints import hint_unlock
 from challenges.services.reviews import attempt_appeal
 from challenges.targets import codename_choices, codenames
 from challenges.validation import THEME_KEYS
-from core.api import uuid_or_404
+from core.api import uuid_or_404, valid_uuids
 from core.errors import ApplicationError
 from core.images import image_url_allowed
 from core.ratelimit import client_ip
@@ -155,6 +159,25 @@ def _visible(slug: str) -> Challenge:
     return challenge
 
 
+@dataclass(frozen=True)
+class PageHint:
+    hint: Hint
+    number: int
+    # The body's HTML, only when the player may read it (free, or unlocked): a paid body
+    # never reaches the page before that.
+    html: str | None
+
+
+def _page_hint(hint: Hint, number: int) -> PageHint:
+    shown = hint_body_shown(hint)
+    return PageHint(hint=hint, number=number, html=render_markdown(hint.body_md) if shown else None)
+
+
+def _page_hints(challenge: Challenge, end_user: EndUser | None) -> list[PageHint]:
+    hints = hints_for_player(challenge=challenge, end_user=end_user)
+    return [_page_hint(hint, number) for number, hint in enumerate(hints, start=1)]
+
+
 def _page_context(request, challenge: Challenge) -> dict:
     context = _board_context(request, challenge)
     mode = play_mode_for(challenge)
@@ -167,17 +190,16 @@ def _page_context(request, challenge: Challenge) -> dict:
             "theme_style": theme_style(challenge.theme),
             "closed_reason": challenge_closed_reason(challenge=challenge),
             "paused_reason": budget_paused_reason(challenge=challenge, end_user=end_user),
-            "locked_reason": level_locked_reason(
-                challenge=challenge,
-                end_user=end_user_of_account(
-                    workspace_id=challenge.workspace_id, account=request.user
-                ),
-            ),
+            "locked_reason": level_locked_reason(challenge=challenge, end_user=end_user),
+            "hints": _page_hints(challenge, end_user),
             "prompt_max": PROMPT_MAX_CHARS,
             "answer_max": ANSWER_MAX_CHARS,
             # The codename picker: shown when the player chooses their model.
             "codename_choices": codename_choices(challenge),
         }
+    )
+    context["hints_unlockable"] = request.user.is_authenticated and not (
+        context["closed_reason"] or context["locked_reason"]
     )
     return context
 
@@ -231,6 +253,39 @@ def challenge_guess(request, slug: str):
         outcome["error"] = exc.message
         status, headers = exc.status, exc.headers
     return _play_response(request, challenge, outcome, status, headers)
+
+
+@require_POST
+@login_required
+def challenge_hint_unlock(request, slug: str, hint_id: str):
+    """The confirmed unlock of a paid hint: the hint's card comes back with its body (htmx),
+    or the page does, at the hint, without JavaScript."""
+    challenge = _visible(slug)
+    ids = valid_uuids([hint_id])
+    hint = hint_visible_by_id(hint_id=ids[0]) if ids else None
+    if hint is None or hint.challenge_id != challenge.id:
+        raise Http404("No such hint.")
+    error, status = "", 200
+    try:
+        hint_unlock(hint=hint, account=request.user)
+        hint.unlocked = True
+    except ApplicationError as exc:
+        error, status = exc.message, exc.status
+    if not request.headers.get("HX-Request"):
+        if error:
+            context = {**_page_context(request, challenge), "hint_error": error}
+            return render(request, "challenges/challenge.html", context, status=status)
+        page = reverse("challenge-page", args=[challenge.slug])
+        return HttpResponseRedirect(f"{page}#hint-{hint.id}")
+    ordered = hints_for_player(challenge=challenge, end_user=None).values_list("id", flat=True)
+    number = list(ordered).index(hint.id) + 1
+    context = {
+        "challenge": challenge,
+        "item": _page_hint(hint, number),
+        "can_unlock": not error,
+        "item_error": error,
+    }
+    return render(request, "challenges/_hint.html", context, status=status)
 
 
 def _play_response(request, challenge: Challenge, outcome: dict, status: int, headers: dict):

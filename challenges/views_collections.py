@@ -13,6 +13,7 @@ from challenges.selectors.collections import (
     collection_public_by_slug,
     leaderboard_for_collection,
 )
+from challenges.selectors.levels import prerequisite_locked_ids_of_account
 from challenges.selectors.standings import board_view
 from challenges.views import theme_style
 from core.errors import ApplicationError
@@ -31,10 +32,18 @@ def collection_page(request: HttpRequest, slug: str) -> HttpResponse:
     )
     progress = collection_progress(collection=collection, account=request.user)
     challenges = []
+    # Prerequisites may lie outside the collection: every solve of the player counts.
+    waiting = prerequisite_locked_ids_of_account(
+        account=request.user,
+        challenge_ids=[item.challenge_id for item in collection.ordered_items],
+    )
     for item in collection.ordered_items:
         solved = item.challenge_id in progress.solved_challenge_ids
-        # In order, a level is open when the one before it is solved (SPEC §4c).
-        locked = collection.in_order and bool(challenges) and not challenges[-1]["solved"]
+        # In order, a level is open when the one before it is solved (SPEC §4c); any
+        # challenge waits for its prerequisites.
+        locked = (
+            collection.in_order and bool(challenges) and not challenges[-1]["solved"]
+        ) or item.challenge_id in waiting
         challenges.append({"challenge": item.challenge, "solved": solved, "locked": locked})
     leaderboard, leaderboard_unavailable = None, ""
     try:

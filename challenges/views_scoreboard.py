@@ -48,15 +48,22 @@ class Graph:
 
 
 def score_graph(timelines: list[ScoreTimeline], *, now: datetime) -> Graph | None:
-    """Step lines of each leader's points over time, laid out for an inline SVG."""
-    moments = [moment for line in timelines for moment in line.solved_at]
+    """Step lines of each leader's points over time (up for a solve, down for a hint paid
+    for), laid out for an inline SVG."""
+    moments = [moment for line in timelines for moment, _ in line.steps]
     if not moments:
         return None
     start, end = min(moments), max(max(moments), now)
     span = max((end - start).total_seconds(), 60.0)
     start = start - timedelta(seconds=span * 0.04)
     span = (end - start).total_seconds()
-    top_score = max(len(line.solved_at) for line in timelines) * POINTS_PER_SOLVE
+    totals = [0]
+    for line in timelines:
+        total = 0
+        for _, points in line.steps:
+            total += points
+            totals.append(total)
+    top_score, low_score = max(max(totals), POINTS_PER_SOLVE), min(totals)
     left, right = PAD_LEFT, GRAPH_WIDTH - PAD_RIGHT
     top, bottom = PAD_TOP, GRAPH_HEIGHT - PAD_BOTTOM
 
@@ -64,15 +71,15 @@ def score_graph(timelines: list[ScoreTimeline], *, now: datetime) -> Graph | Non
         return round(left + (moment - start).total_seconds() / span * (right - left), 1)
 
     def y_of(score: int) -> float:
-        return round(bottom - score / top_score * (bottom - top), 1)
+        return round(bottom - (score - low_score) / (top_score - low_score) * (bottom - top), 1)
 
     lines = []
     for index, line in enumerate(timelines):
         score = 0
         coordinates = [(x_of(start), y_of(0))]
-        for moment in line.solved_at:
+        for moment, points in line.steps:
             coordinates.append((x_of(moment), y_of(score)))
-            score += POINTS_PER_SOLVE
+            score += points
             coordinates.append((x_of(moment), y_of(score)))
         coordinates.append((x_of(end), y_of(score)))
         lines.append(
@@ -83,8 +90,9 @@ def score_graph(timelines: list[ScoreTimeline], *, now: datetime) -> Graph | Non
                 colour=index,
             )
         )
-    step = max(1, top_score // POINTS_PER_SOLVE // 4) * POINTS_PER_SOLVE
-    y_ticks = [(y_of(value), value) for value in range(0, top_score + 1, step)]
+    step = max(1, (top_score - low_score) // POINTS_PER_SOLVE // 4) * POINTS_PER_SOLVE
+    first_tick = -(-low_score // step) * step
+    y_ticks = [(y_of(value), value) for value in range(first_tick, top_score + 1, step)]
     label = "%H:%M" if span < 2 * 86400 else "%b %d"
     x_ticks = [
         (x_of(moment), timezone.localtime(moment).strftime(label))

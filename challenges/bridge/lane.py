@@ -7,10 +7,10 @@ statement recording delivery and attempt (`recording.py`), then a win's signed p
 (`proof_issue_for_attempt`); a win that a live board shows, or that writes an event, is
 recorded by the full path's `evaluation_finish`.
 Anything else is handed to Django unchanged — a signed call, an inline rule, an llm-judge
-or plugin challenge, a level of an in-order collection, a challenge that checks wins for
-near-copies (`copy_policy`, SPEC §10), a player over the hourly limit, a
-field the DRF serializer would reshape or refuse, a stale cache — so errors and rare
-cases keep exactly one implementation.
+or plugin challenge, a level of an in-order collection, a challenge with prerequisites, a
+challenge that checks wins for near-copies (`copy_policy`, SPEC §10), a player over the
+hourly limit, a field the DRF serializer would reshape or refuse, a stale cache — so
+errors and rare cases keep exactly one implementation.
 
 Key, challenge and player are looked up once per process and kept; the recording
 statement re-checks all of them, and a mismatch drops the cache and hands the call on.
@@ -33,9 +33,10 @@ from challenges.bridge import recording, services
 from challenges.bridge.api import MAX_STORED_INTEGER, ChallengeEvaluatorInputSerializer
 from challenges.bridge.auth import key_for_bearer
 from challenges.bridge.signatures import key_hash
-from challenges.models import BridgeKey, Challenge, ChallengeAttempt, CollectionItem, Secret
+from challenges.models import BridgeKey, Challenge, ChallengeAttempt, Secret
 from challenges.modes import play_mode_for
 from challenges.selectors.challenges import challenge_in_workspace_by_ref
+from challenges.selectors.levels import is_leveled
 from challenges.services.attempts import attempt_build
 from challenges.services.budgets import challenge_budgeted
 from challenges.services.evaluation import challenge_evaluate_async
@@ -99,7 +100,8 @@ class _Challenge:
     challenge: Challenge
     secret: str | None
     secret_updated_at: Any
-    # A level of an in-order collection: Django's path checks the levels before it.
+    # A level of an in-order collection or a challenge with prerequisites: Django's path
+    # checks them (challenges.selectors.levels) before it records.
     leveled: bool
     # The challenge's kind of play lets the lane record its calls (challenges/modes/): a
     # conversation's turns belong to a session, which only Django's path keeps.
@@ -234,9 +236,7 @@ def _challenge_load(*, workspace_id, ref: str) -> _Challenge | None:
         challenge=challenge,
         secret=secret[0] if secret else None,
         secret_updated_at=secret[1] if secret else None,
-        leveled=CollectionItem.objects.filter(
-            challenge=challenge, collection__in_order=True
-        ).exists(),
+        leveled=is_leveled(challenge=challenge),
         # Several targets: Django's path records which one (challenges/targets.py).
         lane_records=play_mode_for(challenge).lane_records and not has_several_targets(challenge),
         budgeted=challenge_budgeted(challenge=challenge),

@@ -2,8 +2,9 @@
 
 The lane judges with what its process cache holds, so the statement first checks that
 what it relied on still holds — the key is live, the challenge, its workspace (the event
-window) and its secret are unchanged, no in-order collection holds the challenge, the
-Dify user is linked as it was —
+window) and its secret are unchanged, no in-order collection holds the challenge and it
+has no prerequisites (those are Django's path's, which checks the levels), the Dify user
+is linked as it was —
 and locks the player's row as `end_user_for_recording` does. Only then does it insert the
 delivery (ON CONFLICT DO NOTHING: a repeat delivery writes nothing) and the attempt
 behind it. One statement in autocommit is one transaction and one round trip.
@@ -40,6 +41,7 @@ from challenges.models import (
     Challenge,
     ChallengeAttempt,
     ChallengeCollection,
+    ChallengePrerequisite,
     CollectionItem,
     LeaderboardEntry,
     Secret,
@@ -148,6 +150,7 @@ def _statement() -> str:
     secret_t = Secret._meta.db_table
     item_t = CollectionItem._meta.db_table
     collection_t = ChallengeCollection._meta.db_table
+    prerequisite_t = ChallengePrerequisite._meta.db_table
     entry_t = LeaderboardEntry._meta.db_table
     end_user_t = EndUser._meta.db_table
     delivery_t = BridgeDelivery._meta.db_table
@@ -192,6 +195,9 @@ WITH input AS (
           SELECT 1 FROM {item_t} item JOIN {collection_t} collection
             ON collection.id = item.collection_id
           WHERE item.challenge_id = input.challenge_id AND collection.in_order
+      )
+      AND NOT EXISTS (
+          SELECT 1 FROM {prerequisite_t} WHERE challenge_id = input.challenge_id
       )
       AND EXISTS (
           SELECT 1 FROM {end_user_t}

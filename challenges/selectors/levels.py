@@ -1,12 +1,23 @@
 """Levels (SPEC §4c): in an `in_order` collection a challenge opens when the one before
-it is solved. A solve is a LeaderboardEntry, which exists only for solved challenges."""
+it is solved, and a challenge with prerequisites opens when every one of them (that is
+active) is solved. A solve is a LeaderboardEntry, which exists only for solved challenges.
+
+`level_locked_reason` is the one rule: the web play, the streamed play, the bridge and the
+pages call it; the bridge's raw lane hands every such challenge to them (`is_leveled`)."""
 
 import uuid
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Exists, OuterRef
 
-from challenges.models import Challenge, ChallengeCollection, CollectionItem, LeaderboardEntry
+from challenges.models import (
+    Challenge,
+    ChallengeCollection,
+    ChallengePrerequisite,
+    CollectionItem,
+    LeaderboardEntry,
+)
 from players.models import EndUser
 
 
@@ -67,10 +78,29 @@ def solved_challenge_ids_of_account(*, account: AbstractBaseUser) -> set[uuid.UU
     )
 
 
+def _active_prerequisites(*, challenge: Challenge) -> list[Challenge]:
+    """The challenge's prerequisites that players can open (an inactive one is not
+    required: nobody could solve it), by name."""
+    return [
+        link.prerequisite
+        for link in ChallengePrerequisite.objects.filter(
+            challenge=challenge, prerequisite__is_active=True
+        )
+        .select_related("prerequisite")
+        .order_by("prerequisite__name", "prerequisite_id")
+    ]
+
+
+def _quoted_names(challenges: list[Challenge]) -> str:
+    names = [f"“{challenge.name}”" for challenge in challenges]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def level_locked_reason(*, challenge: Challenge, end_user: EndUser | None) -> str | None:
     """Why the player may not play this level yet, or None when it is open to them."""
     before, _ = _steps_around(challenge=challenge)
-    if not before:
+    prerequisites = _active_prerequisites(challenge=challenge)
+    if not before and not prerequisites:
         return None
     solved = solved_challenge_ids(end_user=end_user)
     for step in before:
@@ -79,7 +109,30 @@ def level_locked_reason(*, challenge: Challenge, end_user: EndUser | None) -> st
                 f"This level is locked: solve “{step.challenge.name}” first "
                 f"({step.collection_name} is played in order)."
             )
+    missing = [required for required in prerequisites if required.id not in solved]
+    if missing:
+        return f"This challenge is locked: solve {_quoted_names(missing)} first."
     return None
+
+
+def prerequisites_of(*, challenge: Challenge) -> list[Challenge]:
+    """Every prerequisite of the challenge, active or not, by name."""
+    return list(
+        Challenge.objects.filter(
+            id__in=ChallengePrerequisite.objects.filter(challenge=challenge).values(
+                "prerequisite_id"
+            )
+        ).order_by("name", "id")
+    )
+
+
+def is_leveled(*, challenge: Challenge) -> bool:
+    """Whether `level_locked_reason` may refuse someone on this challenge: it is a level of
+    an in-order collection or it has prerequisites."""
+    return (
+        CollectionItem.objects.filter(challenge=challenge, collection__in_order=True).exists()
+        or ChallengePrerequisite.objects.filter(challenge=challenge).exists()
+    )
 
 
 def next_level(*, challenge: Challenge) -> Challenge | None:
@@ -110,9 +163,10 @@ class LevelMap:
 
 
 def level_map(*, solved_ids: set[uuid.UUID]) -> LevelMap:
-    """Where each level of the public in-order collections stands, and which are locked
-    for a player who solved `solved_ids` (every level after the first, for a visitor): one
-    query whatever the number of collections."""
+    """Where each level of the public in-order collections stands, and which challenges
+    are locked for a player who solved `solved_ids` (every level after the first and every
+    challenge with an active prerequisite, for a visitor): two queries whatever the number
+    of collections and prerequisites."""
     items = (
         CollectionItem.objects.filter(
             collection__in_order=True, collection__is_public=True, challenge__is_active=True
@@ -131,4 +185,38 @@ def level_map(*, solved_ids: set[uuid.UUID]) -> LevelMap:
         if previous and previous[0] == collection_id and previous[1] not in solved_ids:
             locked.add(challenge_id)
         previous = (collection_id, challenge_id)
+    locked.update(prerequisite_locked_ids(solved_ids=solved_ids))
     return LevelMap(order=order, locked_ids=locked)
+
+
+def prerequisite_locked_ids_of_account(
+    *, account: AbstractBaseUser, challenge_ids: list[uuid.UUID]
+) -> set[uuid.UUID]:
+    """`prerequisite_locked_ids` for the logged-in player (or a visitor), with their solves
+    looked up in the same query."""
+    links = ChallengePrerequisite.objects.filter(
+        challenge_id__in=challenge_ids, challenge__is_active=True, prerequisite__is_active=True
+    )
+    if account.is_authenticated:
+        solved = LeaderboardEntry.objects.filter(
+            challenge_id=OuterRef("prerequisite_id"), end_user__account=account
+        )
+        links = links.exclude(Exists(solved))
+    return set(links.values_list("challenge_id", flat=True).distinct())
+
+
+def prerequisite_locked_ids(
+    *, solved_ids: set[uuid.UUID], challenge_ids: list[uuid.UUID] | None = None
+) -> set[uuid.UUID]:
+    """The active challenges (of `challenge_ids`, or all) that an active prerequisite the
+    player has not solved keeps locked (one query)."""
+    links = ChallengePrerequisite.objects.filter(
+        challenge__is_active=True, prerequisite__is_active=True
+    )
+    if challenge_ids is not None:
+        links = links.filter(challenge_id__in=challenge_ids)
+    return {
+        challenge_id
+        for challenge_id, prerequisite_id in links.values_list("challenge_id", "prerequisite_id")
+        if prerequisite_id not in solved_ids
+    }

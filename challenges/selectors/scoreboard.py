@@ -1,8 +1,10 @@
 """The site-wide scoreboard of a workspace and a player's page: standings, timeline, solves.
 
 A solved challenge is worth POINTS_PER_SOLVE, as in a CTF with static scoring; a player's
-score is the sum over the workspace's public challenges whose leaderboard holds them, and
-ties go to whoever got there first. Each read is one query on LeaderboardEntry.
+score is the sum over the workspace's public challenges whose leaderboard holds them, less
+what the hints they unlocked on those challenges cost (docs/hints.md), and ties go to
+whoever got there first. Each read is one query on LeaderboardEntry, the hint costs a
+correlated aggregate inside it; a frozen view counts only unlocks made by the freeze.
 """
 
 import uuid
@@ -11,9 +13,10 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Max, Q
+from django.db.models import Count, F, IntegerField, Max, OuterRef, Q, Subquery, Sum, Value
+from django.db.models.functions import Coalesce
 
-from challenges.models import Challenge
+from challenges.models import Challenge, HintUnlock
 from challenges.scoring import POINTS_PER_SOLVE
 from challenges.selectors.standings import (
     BoardView,
@@ -40,7 +43,8 @@ class ScoreboardRow:
 class ScoreTimeline:
     end_user_id: str
     player: str
-    solved_at: list[datetime]
+    # (when, points won or lost): +POINTS_PER_SOLVE for a solve, -cost for a hint.
+    steps: list[tuple[datetime, int]]
 
 
 @dataclass(frozen=True)
@@ -61,10 +65,11 @@ class PlayerPage:
     # Shown to others as of this moment (the freeze); None: every solve.
     frozen_at: datetime | None
     solves: list[PlayerSolve]
+    hint_costs: int
 
     @property
     def points(self) -> int:
-        return POINTS_PER_SOLVE * len(self.solves)
+        return POINTS_PER_SOLVE * len(self.solves) - self.hint_costs
 
 
 def _public_name(display_name: str, external_id: str) -> str:
@@ -73,6 +78,15 @@ def _public_name(display_name: str, external_id: str) -> str:
 
 def _public_entries(workspace: Workspace, view: BoardView | None):
     return solves_as_of(view=view).filter(challenge__workspace=workspace, challenge__is_active=True)
+
+
+def hints_unlocked(view: BoardView | None, **lookups: Any):
+    """Unlocks that cost points on the scoreboard: hints of public challenges, made by the
+    freeze when `view` is frozen."""
+    unlocks = HintUnlock.objects.filter(hint__challenge__is_active=True, **lookups)
+    if view is not None and view.cutoff is not None:
+        unlocks = unlocks.filter(created_at__lte=view.cutoff)
+    return unlocks
 
 
 def scoreboard_workspaces() -> list[Workspace]:
@@ -87,11 +101,23 @@ def scoreboard_standings(
 ) -> list[ScoreboardRow]:
     """The top `limit` players (None: all) as `view` shows them (None: live, every bracket;
     challenges/selectors/standings.py)."""
+    spent = (
+        hints_unlocked(view, end_user_id=OuterRef("end_user_id"))
+        .order_by()
+        .values("end_user_id")
+        .annotate(total=Sum("cost"))
+        .values("total")
+    )
     rows = (
         _public_entries(workspace, view)
         .values("end_user_id", "end_user__display_name", "end_user__external_id")
-        .annotate(solves=Count("id"), last_solve_at=Max("first_succeeded_at"))
-        .order_by("-solves", "last_solve_at", "end_user_id")
+        .annotate(
+            solves=Count("id"),
+            last_solve_at=Max("first_succeeded_at"),
+            spent=Coalesce(Subquery(spent, output_field=IntegerField()), 0),
+        )
+        .annotate(points=F("solves") * POINTS_PER_SOLVE - F("spent"))
+        .order_by("-points", "last_solve_at", "end_user_id")
     )
     if limit is not None:
         rows = rows[:limit]
@@ -100,7 +126,7 @@ def scoreboard_standings(
             rank=position,
             end_user_id=str(row["end_user_id"]),
             player=_public_name(row["end_user__display_name"], row["end_user__external_id"]),
-            points=row["solves"] * POINTS_PER_SOLVE,
+            points=row["points"],
             solves=row["solves"],
             last_solve_at=row["last_solve_at"],
         )
@@ -111,20 +137,28 @@ def scoreboard_standings(
 def scoreboard_timelines(
     *, workspace: Workspace, standings: list[ScoreboardRow], view: BoardView | None = None
 ) -> list[ScoreTimeline]:
-    """When each of the top players solved each challenge, in standing order."""
+    """When each of the top players solved each challenge or paid for a hint, in standing
+    order (one query for both)."""
     leaders = standings[:GRAPH_PLAYERS]
-    solved_at: dict[str, list[datetime]] = {row.end_user_id: [] for row in leaders}
-    for end_user_id, moment in (
+    leader_ids = [row.end_user_id for row in leaders]
+    steps: dict[str, list[tuple[datetime, int]]] = {row.end_user_id: [] for row in leaders}
+    solves = (
         _public_entries(workspace, view)
-        .filter(end_user_id__in=[row.end_user_id for row in leaders])
-        .order_by("first_succeeded_at")
-        .values_list("end_user_id", "first_succeeded_at")
+        .filter(end_user_id__in=leader_ids)
+        .order_by()
+        .values_list("end_user_id", "first_succeeded_at", Value(POINTS_PER_SOLVE))
+    )
+    costs = (
+        hints_unlocked(view, end_user_id__in=leader_ids)
+        .order_by()
+        .values_list("end_user_id", "created_at", Value(0) - F("cost"))
+    )
+    for end_user_id, moment, points in sorted(
+        solves.union(costs, all=True), key=lambda step: (step[1], -step[2])
     ):
-        solved_at[str(end_user_id)].append(moment)
+        steps[str(end_user_id)].append((moment, points))
     return [
-        ScoreTimeline(
-            end_user_id=row.end_user_id, player=row.player, solved_at=solved_at[row.end_user_id]
-        )
+        ScoreTimeline(end_user_id=row.end_user_id, player=row.player, steps=steps[row.end_user_id])
         for row in leaders
     ]
 
@@ -188,8 +222,10 @@ def player_page(*, end_user_id: Any, viewer: AbstractBaseUser | None = None) -> 
             "challenge_id", "tokens_total", "elapsed_ms", "judge_rating"
         ):
             measured[challenge_id] = tuple(numbers)
+    hint_costs = hints_unlocked(view, end_user=end_user).aggregate(total=Sum("cost"))["total"] or 0
     return PlayerPage(
         end_user_id=str(end_user.id),
+        hint_costs=hint_costs,
         player=end_user.public_name,
         workspace=end_user.workspace,
         frozen_at=view.cutoff if view is not None else None,

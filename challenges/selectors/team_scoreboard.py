@@ -1,7 +1,8 @@
 """The team scoreboard of a workspace (issue 24): a challenge solved by any member counts
 once for the team, at the earliest solve among its members, worth POINTS_PER_SOLVE as on
-the site scoreboard (challenges.selectors.scoreboard). A team's solves are its current
-members' board rows: a player who leaves takes theirs along.
+the site scoreboard (challenges.selectors.scoreboard). A hint any member unlocked costs the
+team once, what it cost that member (the highest, if several paid). A team's solves and
+unlocks are its current members': a player who leaves takes theirs along.
 
 The freeze and the board visibility are the site scoreboard's (challenges/selectors/
 standings.py): `view` says what the viewer is shown, and a frozen view counts only the
@@ -15,11 +16,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Min
+from django.db.models import Max, Min
 
 from challenges.models import Challenge
 from challenges.scoring import POINTS_PER_SOLVE
-from challenges.selectors.scoreboard import scoreboard_workspaces
+from challenges.selectors.scoreboard import hints_unlocked, scoreboard_workspaces
 from challenges.selectors.standings import BoardView, solves_as_of
 from players.models import Team, Workspace
 from players.teams.selectors import teams_with_members
@@ -40,6 +41,7 @@ class TeamRow:
     members: list[str]
     solved: list[TeamSolve]
     last_solve_at: datetime | None
+    hint_costs: int = 0
 
     @property
     def solves(self) -> int:
@@ -47,7 +49,7 @@ class TeamRow:
 
     @property
     def points(self) -> int:
-        return self.solves * POINTS_PER_SOLVE
+        return self.solves * POINTS_PER_SOLVE - self.hint_costs
 
 
 def team_scoreboard_workspace(*, workspace_slug: str) -> Workspace | None:
@@ -79,12 +81,26 @@ def _first_solves(workspace: Workspace, view: BoardView | None) -> dict[str, dic
     return solves
 
 
+def _hint_costs(workspace: Workspace, view: BoardView | None) -> dict[str, int]:
+    """{team id: points its members' unlocks cost}, each hint once per team, in one query."""
+    per_hint = (
+        hints_unlocked(view, end_user__team_member__team__workspace=workspace)
+        .values("end_user__team_member__team_id", "hint_id")
+        .annotate(cost=Max("cost"))
+    )
+    costs: dict[str, int] = defaultdict(int)
+    for row in per_hint:
+        costs[str(row["end_user__team_member__team_id"])] += row["cost"]
+    return costs
+
+
 def team_scoreboard(
     *, workspace: Workspace, limit: int, view: BoardView | None = None
 ) -> list[TeamRow]:
-    """Every team of the workspace, most solves first; ties go to the team that reached
+    """Every team of the workspace, most points first; ties go to the team that reached
     its score first, then to the older team. `view` None: live (creators)."""
     solves = _first_solves(workspace, view)
+    hint_costs = _hint_costs(workspace, view)
     teams: list[Team] = list(teams_with_members(workspace=workspace))
     challenges = {
         str(pk): (name, slug)
@@ -96,7 +112,8 @@ def team_scoreboard(
     def order(team: Team) -> tuple:
         solved = solves.get(str(team.pk), {})
         last = max(solved.values()) if solved else None
-        return (-len(solved), last is None, last or team.created_at, team.created_at, str(team.pk))
+        points = len(solved) * POINTS_PER_SOLVE - hint_costs.get(str(team.pk), 0)
+        return (-points, last is None, last or team.created_at, team.created_at, str(team.pk))
 
     rows = []
     for position, team in enumerate(sorted(teams, key=order)[:limit], start=1):
@@ -116,6 +133,7 @@ def team_scoreboard(
                     for challenge_id, moment in solved
                 ],
                 last_solve_at=solved[-1][1] if solved else None,
+                hint_costs=hint_costs.get(str(team.pk), 0),
             )
         )
     return rows

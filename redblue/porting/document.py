@@ -43,7 +43,7 @@ class EventFileInvalid(ApplicationError):
         shown = "; ".join(str(problem) for problem in self.problems[:MESSAGE_PROBLEMS])
         more = len(self.problems) - MESSAGE_PROBLEMS
         count = f"{len(self.problems)} problem" + ("s" if len(self.problems) != 1 else "")
-        message = f"The file was not imported ({count}): {shown}" + (
+        message = f"The file was not imported ({count}): {shown.rstrip('.')}" + (
             f"; and {more} more." if more > 0 else "."
         )
         fields: dict[str, list[str]] = {}

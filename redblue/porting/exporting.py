@@ -5,9 +5,17 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from challenges.models import Challenge, ChallengeCollection, CollectionItem, Secret
+from challenges.models import (
+    Challenge,
+    ChallengeCollection,
+    ChallengePrerequisite,
+    CollectionItem,
+    Hint,
+    Secret,
+)
 from challenges.services.challenges import CHALLENGE_FIELDS
 from challenges.services.collections import COLLECTION_FIELDS
+from challenges.services.hints import HINT_FIELDS
 from core.errors import ApplicationError
 from players.models import Workspace
 from redblue.models import RedBlueChallenge
@@ -49,9 +57,26 @@ def _entry(row: Any, fields: list[str]) -> dict[str, Any]:
 
 def event_data(*, workspace: Workspace) -> dict[str, Any]:
     challenge_fields = _ordered_fields(CHALLENGE_FIELDS, CHALLENGE_KEY)
+    hints: dict[Any, list[dict[str, Any]]] = {}
+    for hint in Hint.objects.filter(challenge__workspace=workspace).order_by(
+        "challenge_id", "order", "created_at", "id"
+    ):
+        hints.setdefault(hint.challenge_id, []).append(_entry(hint, list(HINT_FIELDS)))
+    prerequisites: dict[Any, list[str]] = {}
+    for challenge_id, slug in ChallengePrerequisite.objects.filter(
+        challenge__workspace=workspace
+    ).values_list("challenge_id", "prerequisite__slug"):
+        prerequisites.setdefault(challenge_id, []).append(slug)
     # Sorted here, not by the database: its collation may differ from the next one's.
     challenges = sorted(
-        (_entry(row, challenge_fields) for row in Challenge.objects.filter(workspace=workspace)),
+        (
+            {
+                **_entry(row, challenge_fields),
+                "hints": hints.get(row.id, []),
+                "prerequisites": sorted(prerequisites.get(row.id, [])),
+            }
+            for row in Challenge.objects.filter(workspace=workspace)
+        ),
         key=lambda entry: entry[CHALLENGE_KEY],
     )
 

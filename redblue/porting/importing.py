@@ -25,8 +25,9 @@ from jsonschema import Draft202012Validator
 from rest_framework import serializers
 
 from challenges.api.collections import CollectionInputSerializer
+from challenges.api.hints import HintInputSerializer
 from challenges.api.serializers import ChallengeInputSerializer
-from challenges.models import Challenge, ChallengeCollection, Secret
+from challenges.models import Challenge, ChallengeCollection, Hint, Secret
 from challenges.services.challenges import CHALLENGE_FIELDS, challenge_create, challenge_update
 from challenges.services.collections import (
     COLLECTION_FIELDS,
@@ -34,6 +35,9 @@ from challenges.services.collections import (
     collection_set_challenges,
     collection_update,
 )
+from challenges.services.hints import hint_create, hint_delete, hint_update
+from challenges.services.prerequisites import FIELD as PREREQUISITE_FIELD
+from challenges.services.prerequisites import challenge_set_prerequisites
 from challenges.services.secrets import secret_create, secret_update
 from core.errors import ApplicationError
 from players.models import Workspace
@@ -230,14 +234,14 @@ def _detail_problems(document: EventDocument, path: Path, detail: Any) -> Iterab
 
 
 def _refusal_problems(
-    document: EventDocument, path: Path, error: ApplicationError
+    document: EventDocument, path: Path, error: ApplicationError, fields_at: dict[str, Path]
 ) -> Iterable[Problem]:
     if not error.fields:
         yield document.problem(path, error.message)
         return
     for name, messages in error.fields.items():
         for message in messages if isinstance(messages, list) else [messages]:
-            at = (*path, name)
+            at = (*path, *fields_at.get(name, (name,)))
             number = _ITEM_NUMBER.match(str(message))
             if number:
                 at = (*at, int(number.group(1)) - 1)
@@ -272,13 +276,16 @@ class _Run:
         self.problems.extend(_detail_problems(self.document, path, serializer.errors))
         return None
 
-    def saved(self, path: Path, write: Any) -> Any:
-        """Run one service call in its own savepoint; a refusal becomes a problem."""
+    def saved(self, path: Path, write: Any, *, fields_at: dict[str, Path] | None = None) -> Any:
+        """Run one service call in its own savepoint; a refusal becomes a problem.
+
+        `fields_at` places a service's field under another path (its `prerequisite_ids`
+        is the file's `prerequisites`)."""
         try:
             with transaction.atomic():
                 return write()
         except ApplicationError as error:
-            self.problems.extend(_refusal_problems(self.document, path, error))
+            self.problems.extend(_refusal_problems(self.document, path, error, fields_at or {}))
         except IntegrityError:
             self.refuse(path, "Another row took this slug or name meanwhile; try again.")
         return None
@@ -302,15 +309,18 @@ def _import_secrets(run: _Run, values: Mapping[str, str]) -> None:
             run.summary.note(SECRETS, name, created=True)
 
 
-def _import_challenges(run: _Run) -> None:
+def _import_challenges(run: _Run) -> dict[int, Challenge]:
+    """Each challenge entry with its hints; the challenges saved, by entry index."""
     taken_elsewhere = _taken_elsewhere(run, Challenge, CHALLENGES, CHALLENGE_KEY)
     current = {c.slug: c for c in Challenge.objects.filter(workspace=run.workspace)}
+    saved: dict[int, Challenge] = {}
     for index, entry in enumerate(run.document.data.get(CHALLENGES) or []):
         path, slug = (CHALLENGES, index), entry[CHALLENGE_KEY]
         if slug in taken_elsewhere:
             run.refuse((*path, CHALLENGE_KEY), _TAKEN.format(kind="challenge", slug=slug))
             continue
-        given = run.validated(ChallengeInputSerializer, entry, path)
+        own = {k: v for k, v in entry.items() if k not in _CHALLENGE_RELATIONS}
+        given = run.validated(ChallengeInputSerializer, own, path)
         if given is None:
             continue
         fields = _fields_with_defaults(Challenge, CHALLENGE_FIELDS, given)
@@ -319,8 +329,63 @@ def _import_challenges(run: _Run) -> None:
             write = partial(challenge_create, workspace=run.workspace, user=run.user, **fields)
         else:
             write = partial(challenge_update, challenge=existing, user=run.user, **fields)
-        if run.saved(path, write):
+        challenge = run.saved(path, write)
+        if challenge is not None:
+            saved[index] = challenge
             run.summary.note(CHALLENGES, slug, created=existing is None)
+            _import_hints(run, (*path, "hints"), challenge, entry.get("hints") or [])
+    return saved
+
+
+_CHALLENGE_RELATIONS = ("hints", "prerequisites")
+
+
+def _import_hints(run: _Run, path: Path, challenge: Challenge, entries: list[dict]) -> None:
+    """The challenge's hints become the file's. A file hint updates the challenge's hint of
+    the same `order` (so what players paid for stays theirs), others are created, and
+    hints the file no longer has are deleted with their unlocks."""
+    current: dict[int, list[Hint]] = {}
+    for hint in Hint.objects.filter(challenge=challenge).order_by("order", "created_at", "id"):
+        current.setdefault(hint.order, []).append(hint)
+    for place, entry in enumerate(entries):
+        given = run.validated(HintInputSerializer, entry, (*path, place))
+        if given is None:
+            continue
+        fields = {"order": place + 1, "cost": 0, **given}
+        same_order = current.get(fields["order"])
+        if same_order:
+            write = partial(hint_update, hint=same_order.pop(0), **fields)
+        else:
+            write = partial(hint_create, challenge=challenge, **fields)
+        run.saved((*path, place), write)
+    for left in current.values():
+        for hint in left:
+            hint_delete(hint=hint)
+
+
+def _import_prerequisites(run: _Run, saved: dict[int, Challenge]) -> None:
+    """After every challenge exists, so an entry may require one further down the file."""
+    ids = dict(Challenge.objects.filter(workspace=run.workspace).values_list("slug", "id"))
+    entries = run.document.data.get(CHALLENGES) or []
+    for index, challenge in saved.items():
+        path = (CHALLENGES, index, "prerequisites")
+        slugs = entries[index].get("prerequisites") or []
+        unknown = [place for place, slug in enumerate(slugs) if slug not in ids]
+        for place in unknown:
+            run.refuse(
+                (*path, place),
+                f"No challenge with the slug '{slugs[place]}' in this file or this workspace.",
+            )
+        if unknown:
+            continue
+        prerequisite_ids = [ids[slug] for slug in slugs]
+        run.saved(
+            path,
+            partial(
+                challenge_set_prerequisites, challenge=challenge, prerequisite_ids=prerequisite_ids
+            ),
+            fields_at={PREREQUISITE_FIELD: ()},
+        )
 
 
 _TAKEN = (
@@ -428,7 +493,8 @@ def event_import(
         # Two imports into one workspace run one after the other, not interleaved.
         Workspace.objects.select_for_update().filter(pk=workspace.pk).first()
         _import_secrets(run, values)
-        _import_challenges(run)
+        saved = _import_challenges(run)
+        _import_prerequisites(run, saved)
         _import_collections(run)
         _import_red_blue(run)
         if run.problems:

@@ -15,7 +15,10 @@ from django.core.validators import RegexValidator
 from rest_framework import serializers
 
 from challenges.api.collections import CollectionInputSerializer
+from challenges.api.hints import HintInputSerializer
 from challenges.api.serializers import BUDGET_INPUTS, ChallengeInputSerializer
+from challenges.services.hints import MAX_HINTS_PER_CHALLENGE
+from challenges.services.prerequisites import MAX_PREREQUISITES
 from redblue.teams.serializers import RedBlueChallengeInputSerializer
 
 SCHEMA_FILE = Path(__file__).resolve().with_name("event.schema.json")
@@ -85,12 +88,15 @@ def _field_schema(field: serializers.Field) -> dict[str, Any]:
 
 
 def _entry_schema(
-    serializer: serializers.Serializer, *, key: str, extra: dict[str, Any] | None = None
+    serializer: serializers.Serializer,
+    *,
+    key: str | None,
+    extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     fields = {name: field for name, field in serializer.fields.items() if name not in _NOT_IN_FILE}
     properties = {name: _field_schema(field) for name, field in fields.items()}
     properties.update(extra or {})
-    required = [key] + [n for n, f in fields.items() if f.required and n != key]
+    required = ([key] if key else []) + [n for n, f in fields.items() if f.required and n != key]
     return {
         "type": "object",
         "required": required,
@@ -100,7 +106,31 @@ def _entry_schema(
 
 
 def event_schema_build() -> dict[str, Any]:
-    challenge = _entry_schema(ChallengeInputSerializer(), key=CHALLENGE_KEY)
+    hint = _entry_schema(HintInputSerializer(), key=None)
+    hint["properties"]["order"]["description"] = (
+        "Hints show lowest first; left out: the hint's place in the list (1, 2, …)."
+    )
+    challenge = _entry_schema(
+        ChallengeInputSerializer(),
+        key=CHALLENGE_KEY,
+        extra={
+            "hints": {
+                "type": "array",
+                "description": "The challenge's hints. An import makes them the "
+                "challenge's hints: one of the same `order` is updated (its unlocks stay).",
+                "items": {"$ref": "#/$defs/hint"},
+                "maxItems": MAX_HINTS_PER_CHALLENGE,
+            },
+            "prerequisites": {
+                "type": "array",
+                "description": "Slugs of challenges (in this file or already in the "
+                "workspace) a player must solve first.",
+                "items": {"type": "string", "minLength": 1},
+                "maxItems": MAX_PREREQUISITES,
+                "uniqueItems": True,
+            },
+        },
+    )
     # In a file a challenge is named by its slug, so it cannot be left to be made up.
     challenge["properties"][CHALLENGE_KEY].pop("description", None)
     collection = _entry_schema(
@@ -137,7 +167,12 @@ def event_schema_build() -> dict[str, Any]:
             "collections": {"type": "array", "items": {"$ref": "#/$defs/collection"}},
             "red_blue_challenges": {"type": "array", "items": {"$ref": "#/$defs/red_blue"}},
         },
-        "$defs": {"challenge": challenge, "collection": collection, "red_blue": red_blue},
+        "$defs": {
+            "challenge": challenge,
+            "hint": hint,
+            "collection": collection,
+            "red_blue": red_blue,
+        },
     }
 
 

@@ -63,9 +63,21 @@ def form_data(workspace, **overrides) -> dict:
         "scoring_strategy": "first",
         "max_attempts_per_hour": "60",
         "theme": "{}",
+        # The inlines' management forms, empty: no prerequisite, no hint.
+        **inline_management("prerequisite_links"),
+        **inline_management("hints"),
     }
     data.update(overrides)
     return data
+
+
+def inline_management(prefix: str, *, total: int = 0, initial: int = 0) -> dict:
+    return {
+        f"{prefix}-TOTAL_FORMS": str(total),
+        f"{prefix}-INITIAL_FORMS": str(initial),
+        f"{prefix}-MIN_NUM_FORMS": "0",
+        f"{prefix}-MAX_NUM_FORMS": "1000",
+    }
 
 
 def test_it_lists_only_the_creators_own_challenges(creator, workspace, other_workspace):

@@ -89,8 +89,9 @@ def test_it_reads_the_page_in_the_same_number_of_queries_for_any_number_of_playe
     client = Client()
     client.force_login(player)
     # Session and user, the header's display name, the collection, its items, the
-    # player's solves, the board (2), the workspace's brackets (the board's filter).
-    with django_assert_max_num_queries(9):
+    # player's solves, the challenges waiting for prerequisites, the board (2), the
+    # workspace's brackets (the board's filter).
+    with django_assert_max_num_queries(10):
         response = client.get(f"/collections/{collection.slug}/")
     assert response.status_code == 200
 

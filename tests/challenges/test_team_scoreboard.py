@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from challenges.models import LeaderboardEntry
 from challenges.services.challenges import challenge_update
+from challenges.services.hints import hint_create, hint_unlock
 from players.events import workspace_event_update, workspace_freeze_lift
 from players.services import end_user_for_account
 from players.teams.services import team_create, team_join, team_leave, team_size_limit_set
@@ -88,6 +89,24 @@ def test_a_challenge_two_members_solved_counts_once_at_the_first_solve(event):
             "challenge_slug": "vault",
             "solved_at": first.isoformat().replace("+00:00", "Z"),
         }
+    ]
+
+
+def test_a_hint_two_members_unlocked_costs_the_team_once(event):
+    ada, linus = event["players"]["ada"], event["players"]["linus"]
+    hint = hint_create(challenge=event["maze"], order=1, body_md="Look left.", cost=30)
+    cheap = hint_create(challenge=event["vault"], order=1, body_md="Ask nicely.", cost=5)
+    win(event["vault"], ada, minutes=10)
+    win(event["vault"], linus, minutes=20)
+    for name in ("ada", "grace"):
+        hint_unlock(hint=hint, account=event["accounts"][name])
+    hint_unlock(hint=cheap, account=event["accounts"]["grace"])
+
+    teams = client_for().get(f"/web/api/scoreboard/{event['workspace'].slug}/teams").json()
+
+    assert [(t["team"], t["points"], t["solves"]) for t in teams["teams"]] == [
+        ("Whales", 100, 1),
+        ("Herrings", 65, 1),
     ]
 
 

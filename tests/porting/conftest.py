@@ -1,5 +1,6 @@
 """A rich workspace to export: the demo (every evaluator kind, the Gandalf tower in order,
-defences, themes, a plugin challenge, red/blue) plus what the demo leaves out."""
+defences, themes, a plugin challenge, red/blue) plus what the demo leaves out (hints,
+prerequisites, a Dify target, a window, custom scoring, awkward text)."""
 
 from datetime import UTC, datetime
 from io import StringIO
@@ -7,8 +8,11 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
+from challenges.models import Challenge
 from challenges.services.challenges import challenge_create
 from challenges.services.collections import collection_create, collection_set_challenges
+from challenges.services.hints import hint_create
+from challenges.services.prerequisites import challenge_set_prerequisites
 from challenges.services.secrets import secret_create
 from players.models import Workspace
 from redblue.porting.document import event_parse
@@ -83,6 +87,16 @@ def build_rich_workspace() -> Workspace:
         },
         is_active=False,
     )
+    hint_create(challenge=windowed, order=1, body_md="Free: the vault *likes* poems.\n")
+    hint_create(challenge=windowed, order=2, cost=20, body_md="Paid:\n\n- ask twice  \n- in French")
+    gandalf_2 = Challenge.objects.get(slug="demo-gandalf-2")
+    hint_create(challenge=gandalf_2, body_md="Try a role.", cost=5)
+    by_slug = dict(Challenge.objects.filter(workspace=workspace).values_list("slug", "id"))
+    challenge_set_prerequisites(
+        challenge=windowed,
+        prerequisite_ids=[by_slug["demo-magic-words"], by_slug["demo-gandalf-1"]],
+    )
+    challenge_set_prerequisites(challenge=dify, prerequisite_ids=[windowed.id])
     loose = collection_create(
         workspace=workspace,
         user=None,

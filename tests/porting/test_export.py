@@ -44,7 +44,16 @@ def test_it_writes_every_creator_set_field_of_every_kind(rich_workspace):
         "slug",
         "name",
         *[f for f in CHALLENGE_FIELDS if f not in ("slug", "name")],
+        "hints",
+        "prerequisites",
     ]
+    assert vault["hints"] == [
+        {"order": 1, "body_md": "Free: the vault *likes* poems.\n", "cost": 0},
+        {"order": 2, "body_md": "Paid:\n\n- ask twice  \n- in French", "cost": 20},
+    ]
+    assert vault["prerequisites"] == ["demo-gandalf-1", "demo-magic-words"]
+    assert challenges["demo-dify-bot"]["prerequisites"] == ["demo-vault-window"]
+    assert challenges["demo-dify-bot"]["hints"] == []
     assert vault["system_prompt"] == AWKWARD_TEXT
     assert vault["starts_at"] == "2026-12-04T09:30:00Z"
     assert vault["ends_at"] == "2026-12-06T18:00:00.250000Z"

@@ -224,3 +224,62 @@ def test_it_refuses_what_yaml_allows_and_we_do_not(tmp_path, workspace, text, ex
     assert refused(tmp_path, workspace, text) == (
         expected if isinstance(expected, list) else [expected]
     )
+
+
+HINTED = GOOD.replace(
+    "  secret_ref: vault\n",
+    "  secret_ref: vault\n  hints:\n  - body_md: Look up.\n  - body_md: Ask twice.\n"
+    "    cost: 20\n  prerequisites:\n  - imp-magic\n",
+)
+
+
+def test_the_hinted_file_imports(tmp_path, workspace):
+    event = tmp_path / "event.yaml"
+    event.write_text(HINTED, encoding="utf-8")
+    call_command(
+        "importchallenges",
+        str(event),
+        workspace=workspace.slug,
+        interactive=False,
+        stdout=StringIO(),
+    )
+    vault = Challenge.objects.get(slug="imp-vault")
+    assert [(h.order, h.body_md, h.cost) for h in vault.hints.order_by("order")] == [
+        (1, "Look up.", 0),
+        (2, "Ask twice.", 20),
+    ]
+    assert list(vault.prerequisite_links.values_list("prerequisite__slug", flat=True)) == [
+        "imp-magic"
+    ]
+
+
+def test_it_refuses_an_unknown_prerequisite_and_a_bad_hint(tmp_path, workspace):
+    text = HINTED.replace(
+        "  prerequisites:\n  - imp-magic\n", "  prerequisites:\n  - imp-nowhere\n"
+    )
+    text = text.replace("  - body_md: Look up.\n", "  - body_md: '   '\n")
+
+    assert refused(tmp_path, workspace, text) == [
+        "11: challenges[0].hints[0].body_md: A hint needs a text.",
+        "15: challenges[0].prerequisites[0]: No challenge with the slug 'imp-nowhere' in this "
+        "file or this workspace.",
+    ]
+
+
+def test_it_refuses_prerequisites_that_make_a_cycle(tmp_path, workspace):
+    text = HINTED.replace(
+        "  success_type: regex\n", "  success_type: regex\n  prerequisites:\n  - imp-vault\n"
+    )
+    problems = refused(tmp_path, workspace, text)
+
+    assert len(problems) == 1
+    assert problems[0].startswith(
+        "20: challenges[1].prerequisites: That would make a cycle, so none of them could "
+        "ever be played: “Magic words” → “Vault” → “Magic words”"
+    )
+
+
+def test_it_refuses_a_hint_dearer_than_a_solve(tmp_path, workspace):
+    assert refused(tmp_path, workspace, HINTED.replace("cost: 20", "cost: 500")) == [
+        "13: challenges[0].hints[1].cost: At most 100."
+    ]

@@ -120,6 +120,46 @@ def test_the_documented_example_imports(tmp_path, workspace):
 
     assert "created 2 challenges: vault-1, vault-judge" in output
     assert Challenge.objects.get(slug="vault-1").defences[1] == {"type": "output_guard"}
+    assert Challenge.objects.get(slug="vault-1").hints.get(order=2).cost == 25
+    judged = Challenge.objects.get(slug="vault-judge")
+    assert [link.prerequisite.slug for link in judged.prerequisite_links.all()] == ["vault-1"]
+
+
+def test_a_reimport_keeps_the_hints_players_paid_for(tmp_path, workspace, player):
+    from challenges.models import HintUnlock
+    from challenges.services.hints import hint_unlock
+    from tests.porting.test_import_errors import HINTED
+
+    run(
+        tmp_path,
+        workspace,
+        HINTED.replace("  - imp-magic\n", "", 1).replace(
+            "  prerequisites:\n", "  prerequisites: []\n"
+        ),
+        "--no-input",
+    )
+    vault = Challenge.objects.get(slug="imp-vault")
+    free, paid = vault.hints.order_by("order")
+    hint_unlock(hint=paid, account=player)
+
+    # The free hint gone, the paid one reworded (still order 2), a new third one.
+    changed = HINTED.replace("  - body_md: Look up.\n", "").replace(
+        "  - body_md: Ask twice.\n    cost: 20\n",
+        "  - body_md: Ask thrice.\n    cost: 20\n    order: 2\n  - body_md: Sing.\n    order: 3\n",
+    )
+    run(tmp_path, workspace, changed, "--no-input")
+
+    hints = list(vault.hints.order_by("order"))
+    assert [(h.order, h.body_md, h.cost) for h in hints] == [
+        (2, "Ask thrice.", 20),
+        (3, "Sing.", 0),
+    ]
+    assert hints[0].id == paid.id
+    assert HintUnlock.objects.filter(hint=paid).count() == 1
+    assert not vault.hints.filter(id=free.id).exists()
+    assert list(vault.prerequisite_links.values_list("prerequisite__slug", flat=True)) == [
+        "imp-magic"
+    ]
 
 
 def test_a_date_may_be_written_unquoted(tmp_path, workspace):

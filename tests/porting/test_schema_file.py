@@ -43,6 +43,7 @@ def test_a_challenge_entry_accepts_exactly_the_consoles_fields():
     entry = event_schema_build()["$defs"]["challenge"]
     # Budgets are the running site's spending decisions, never carried in a file.
     console = set(ChallengeInputSerializer().fields) - {"workspace"} - BUDGET_INPUTS
-    assert set(entry["properties"]) == console
+    assert set(entry["properties"]) == console | {"hints", "prerequisites"}
+    assert entry["properties"]["hints"]["items"] == {"$ref": "#/$defs/hint"}
     assert entry["additionalProperties"] is False
     assert entry["required"] == ["slug", "name"]

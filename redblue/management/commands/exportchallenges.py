@@ -11,7 +11,8 @@ from redblue.porting.schema import event_schema_text
 
 class Command(BaseCommand):
     help = (
-        "Print WORKSPACE's challenges, collections, red/blue challenges, defences and themes "
+        "Print WORKSPACE's challenges (hints, prerequisites), collections, red/blue "
+        "challenges, defences and themes "
         "as YAML (secrets by name only): `exportchallenges --workspace W > event.yaml`. "
         "`--schema` prints the file's JSON Schema instead (docs/import-export.md)."
     )
