@@ -16,14 +16,14 @@ class ProofDetailApi(APIView):
     # Public: a stale or foreign token must not turn a proof into a 401.
     authentication_classes: list = []
 
-    class OutputSerializer(serializers.Serializer):
+    class ProofOutputSerializer(serializers.Serializer):
         proof = serializers.DictField(help_text="The signed document (SPEC §10).")
         signature = serializers.CharField(
             help_text="Base64 of the Ed25519 signature over the canonical JSON of `proof`."
         )
         key_id = serializers.CharField()
 
-    @extend_schema(responses={200: OutputSerializer})
+    @extend_schema(responses={200: ProofOutputSerializer})
     def get(self, request, proof_id):
         return Response(proof_download(proof_for_id(proof_id=proof_id)))
 
@@ -41,10 +41,10 @@ class ProofKeysApi(APIView):
 
     authentication_classes: list = []
 
-    class OutputSerializer(serializers.Serializer):
+    class ProofKeysOutputSerializer(serializers.Serializer):
         keys = ProofKeySerializer(many=True)
 
-    @extend_schema(responses={200: OutputSerializer})
+    @extend_schema(responses={200: ProofKeysOutputSerializer})
     def get(self, request):
         keys = [
             {
@@ -56,4 +56,4 @@ class ProofKeysApi(APIView):
             }
             for key in proof_keys_published()
         ]
-        return Response(self.OutputSerializer({"keys": keys}).data)
+        return Response(self.ProofKeysOutputSerializer({"keys": keys}).data)

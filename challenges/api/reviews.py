@@ -48,14 +48,14 @@ class ReviewListApi(APIView):
 class ReviewDecideApi(APIView):
     permission_classes = [IsAuthenticated]
 
-    class InputSerializer(StrictSerializer):
+    class ReviewDecisionInputSerializer(StrictSerializer):
         decision = serializers.ChoiceField(Review.Decision.choices)
         reason = serializers.CharField(max_length=REASON_MAX_CHARS)
 
-    @extend_schema(request=InputSerializer, responses=ReviewOutputSerializer)
+    @extend_schema(request=ReviewDecisionInputSerializer, responses=ReviewOutputSerializer)
     def post(self, request, review_id):
         review_id = uuid_or_404(review_id)
-        data = self.InputSerializer(data=request.data)
+        data = self.ReviewDecisionInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         review = review_decide(
             review_id=review_id,
@@ -70,13 +70,13 @@ class ReviewDecideApi(APIView):
 class AttemptReopenApi(APIView):
     permission_classes = [IsAuthenticated]
 
-    class InputSerializer(StrictSerializer):
+    class AttemptReopenInputSerializer(StrictSerializer):
         reason = serializers.CharField(max_length=REASON_MAX_CHARS)
 
-    @extend_schema(request=InputSerializer, responses={201: ReviewOutputSerializer})
+    @extend_schema(request=AttemptReopenInputSerializer, responses={201: ReviewOutputSerializer})
     def post(self, request, attempt_id):
         attempt_id = uuid_or_404(attempt_id)
-        data = self.InputSerializer(data=request.data)
+        data = self.AttemptReopenInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         review = attempt_reopen(
             attempt_id=attempt_id, actor=request.user, reason=data.validated_data["reason"]
@@ -109,13 +109,13 @@ class AppealOutputSerializer(serializers.Serializer):
 class AttemptAppealApi(APIView):
     permission_classes = [IsAuthenticated]
 
-    class InputSerializer(StrictSerializer):
+    class AppealInputSerializer(StrictSerializer):
         note = serializers.CharField(max_length=APPEAL_NOTE_MAX_CHARS)
 
-    @extend_schema(request=InputSerializer, responses={201: AppealOutputSerializer})
+    @extend_schema(request=AppealInputSerializer, responses={201: AppealOutputSerializer})
     def post(self, request, attempt_id):
         attempt_id = uuid_or_404(attempt_id)
-        data = self.InputSerializer(data=request.data)
+        data = self.AppealInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         review = attempt_appeal(
             attempt_id=attempt_id, account=request.user, note=data.validated_data["note"]

@@ -131,12 +131,12 @@ def _source(request) -> str:
 class SessionCreateApi(AsyncApiView):
     permission_classes = [IsAuthenticated]
 
-    class InputSerializer(StrictSerializer):
+    class SessionOpenInputSerializer(StrictSerializer):
         codename = serializers.CharField(required=False, allow_blank=True, max_length=100)
 
-    @extend_schema(request=InputSerializer, responses={201: SessionSerializer})
+    @extend_schema(request=SessionOpenInputSerializer, responses={201: SessionSerializer})
     async def post(self, request, challenge_id):
-        serializer = self.InputSerializer(data=request.data)
+        serializer = self.SessionOpenInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         codename = serializer.validated_data.get("codename", "")
         body = await run_orm(self._open, request, challenge_id, codename)
