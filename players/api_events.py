@@ -10,7 +10,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api import object_or_404, paginated_response
+from core.api import StrictSerializer, object_or_404, paginated_response
 from core.errors import ApplicationError, NotFoundError
 from players.events import (
     UNSET,
@@ -34,19 +34,7 @@ WORKSPACE = OpenApiParameter(
 )
 
 
-class _Strict(serializers.Serializer):
-    """Refuses fields it does not know instead of silently dropping them."""
-
-    def to_internal_value(self, data):
-        if not isinstance(data, dict):
-            raise serializers.ValidationError({"non_field_errors": ["Send a JSON object."]})
-        unknown = sorted(set(data) - set(self.fields))
-        if unknown:
-            raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
-        return super().to_internal_value(data)
-
-
-class BudgetSerializer(_Strict):
+class BudgetSerializer(StrictSerializer):
     """A budget (SPEC §10 Prices and budgets): tokens, money at the model prices, or both;
     a missing or null part is no limit."""
 
@@ -103,7 +91,7 @@ class WorkspaceSettingsSerializer(serializers.ModelSerializer):
         return [bracket.slug for bracket in brackets_of_workspace(workspace_id=workspace.id)]
 
 
-class WorkspaceSettingsInputSerializer(_Strict):
+class WorkspaceSettingsInputSerializer(StrictSerializer):
     starts_at = serializers.DateTimeField(required=False, allow_null=True)
     ends_at = serializers.DateTimeField(required=False, allow_null=True)
     freeze_at = serializers.DateTimeField(required=False, allow_null=True)
@@ -129,12 +117,12 @@ class BracketSerializer(serializers.ModelSerializer):
         return bracket.end_users.count()
 
 
-class BracketInputSerializer(_Strict):
+class BracketInputSerializer(StrictSerializer):
     name = serializers.CharField(max_length=60)
     slug = serializers.SlugField(max_length=60, required=False, allow_blank=True)
 
 
-class PlayerBracketInputSerializer(_Strict):
+class PlayerBracketInputSerializer(StrictSerializer):
     bracket = serializers.CharField(allow_null=True, help_text="A bracket's slug, or null")
 
 
@@ -144,7 +132,7 @@ class PlayerBracketSerializer(serializers.Serializer):
     bracket = serializers.CharField(source="bracket.slug", allow_null=True, default=None)
 
 
-class MyBracketInputSerializer(_Strict):
+class MyBracketInputSerializer(StrictSerializer):
     workspace = serializers.CharField(help_text="The workspace's slug")
     bracket = serializers.CharField(help_text="The bracket's slug")
 
