@@ -126,32 +126,11 @@
   }
 
   function readEvents(response, turn) {
-    var reader = response.body.getReader();
-    var decoder = new TextDecoder();
-    var buffer = "";
-    function pump() {
-      return reader.read().then(function (step) {
-        if (step.done) return;
-        buffer += decoder.decode(step.value, { stream: true });
-        var end;
-        while ((end = buffer.indexOf("\n\n")) !== -1) {
-          var block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          var name = "", data = "";
-          block.split("\n").forEach(function (line) {
-            if (line.indexOf("event: ") === 0) name = line.slice(7);
-            else if (line.indexOf("data: ") === 0) data += line.slice(6);
-          });
-          if (!name || !data) continue;
-          var payload = JSON.parse(data);
-          if (name === "chunk") turn.text.textContent += payload.text;
-          else if (name === "result") finish(payload, turn);
-          else if (name === "error") { turn.item.remove(); showError(payload.error.message); }
-        }
-        return pump();
-      });
-    }
-    return pump();
+    return window.readServerEvents(response, function (name, payload) {
+      if (name === "chunk") turn.text.textContent += payload.text;
+      else if (name === "result") finish(payload, turn);
+      else if (name === "error") { turn.item.remove(); showError(payload.error.message); }
+    });
   }
 
   form.addEventListener("submit", function (event) {
