@@ -12,11 +12,10 @@ from django.utils.cache import get_conditional_response, patch_cache_control, se
 from django.views.decorators.http import require_GET, require_POST
 
 from challenges.markdown import render_markdown
-from challenges.models import Challenge, ChallengeAttempt, Hint, LeaderboardEntry
+from challenges.models import PROMPT_MAX_CHARS, Challenge, ChallengeAttempt, Hint, LeaderboardEntry
 from challenges.modes import play_mode_for
 from challenges.play import (
     ANSWER_MAX_CHARS,
-    PROMPT_MAX_CHARS,
     attempt_guess,
     challenge_closed_reason,
 )

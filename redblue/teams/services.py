@@ -13,6 +13,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from challenges.models import PROMPT_MAX_CHARS
 from challenges.validation import theme_errors
 from core.errors import ApplicationError
 from core.ratelimit import rate_limit_hit
@@ -41,7 +42,6 @@ logger = logging.getLogger(__name__)
 
 # The task is named, not imported: its module imports this one.
 PAIRING_JUDGE_TASK = "redblue.teams.tasks.pairing_judge_task"
-PROMPT_MAX_CHARS = 4000
 BANNED_TERMS_MAX = 100
 BANNED_TERM_MAX_CHARS = 100
 # How many waiting submissions a new one of the other side pairs with at once.
