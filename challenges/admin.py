@@ -76,8 +76,8 @@ from challenges.services.secrets import (
     secret_update,
     secret_value_for,
 )
-from challenges.validation import THEME_KEYS
 from core.redaction import redact_secrets
+from core.theme import THEME_KEYS
 from players.admin import (
     WorkspaceScopedAdmin,
     WorkspaceScopedInline,

@@ -14,9 +14,9 @@ from django.db.models import F
 from django.utils import timezone
 
 from challenges.models import PROMPT_MAX_CHARS
-from challenges.validation import theme_errors
 from core.errors import ApplicationError
 from core.ratelimit import rate_limit_hit
+from core.theme import theme_errors
 from judging.category_judge import suite_errors
 from judging.judge_config import judge_config_errors
 from judging.plugins import SCORER_GROUP, plugin_find
