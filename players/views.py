@@ -140,7 +140,9 @@ def token_create_page(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return _profile_page(request, token_form=form)
     # Rendered, not redirected: the token is shown this once.
-    response = _profile_page(request, new_token=token_create(user=request.user, **form.cleaned_data))
+    response = _profile_page(
+        request, new_token=token_create(user=request.user, **form.cleaned_data)
+    )
     response["Cache-Control"] = "no-store"
     return response
 

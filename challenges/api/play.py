@@ -29,6 +29,7 @@ def attempt_source(request, *, by_session: str = ChallengeAttempt.Source.API) ->
         return ChallengeAttempt.Source.AGENT
     return ChallengeAttempt.Source.API
 
+
 PROOF_ID_HELP = "A win's signed proof: GET /web/api/proofs/{proof_id}. Null otherwise."
 
 
