@@ -135,6 +135,7 @@ class CollectionLeaderboardSerializer(serializers.Serializer):
     bracket = serializers.CharField(allow_null=True, help_text="The bracket shown (slug), or null")
     players = serializers.ChoiceField(
         ["all", "agents", "humans"],
+        default="all",
         help_text="Whose wins are counted: agents' (made with an agent's token), humans', all",
     )
     metric = serializers.CharField(

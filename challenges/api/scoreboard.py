@@ -46,6 +46,7 @@ class ScoreboardSerializer(serializers.Serializer):
     bracket = serializers.CharField(allow_null=True, help_text="The bracket shown (slug), or null")
     players = serializers.ChoiceField(
         ["all", "agents", "humans"],
+        default="all",
         help_text="Whose wins are counted: agents' (made with an agent's token), humans', all",
     )
     points_per_solve = serializers.IntegerField()

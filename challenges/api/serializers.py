@@ -316,6 +316,7 @@ class LeaderboardSerializer(serializers.Serializer):
     bracket = serializers.CharField(allow_null=True, help_text="The bracket shown (slug), or null")
     players = serializers.ChoiceField(
         ["all", "agents", "humans"],
+        default="all",
         help_text="Whose wins are ranked: agents' (made with an agent's token), humans', all",
     )
     limit = serializers.IntegerField()
