@@ -10,7 +10,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('players', '0009_profile_share_attempts'),
+        ('players', '0009_api_token_agent'),
         ('redblue', '0005_arena_specarena_fields'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
