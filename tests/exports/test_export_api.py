@@ -159,3 +159,13 @@ def test_the_yaml_import_export_still_answers_beside_it(creator_api, vault):
     exported = creator_api.get("/console/api/export")
     assert exported.status_code == 200
     assert vault.slug in exported.content.decode()
+
+
+def test_the_challenge_admin_page_has_one_click_exports(creator, vault):
+    from django.test import Client
+
+    browser = Client()
+    browser.force_login(creator)
+    page = browser.get(f"/admin/challenges/challenge/{vault.pk}/change/").content.decode()
+    for export_format in ("promptfoo", "garak", "pyrit", "dataset", "datacard"):
+        assert f'href="{export_url(vault, export_format)}"' in page, export_format
