@@ -13,7 +13,7 @@ from challenges.selectors.collections import (
     leaderboard_for_collection,
 )
 from challenges.selectors.levels import prerequisite_locked_ids_of_account
-from challenges.selectors.standings import board_view
+from challenges.selectors.standings import board_filters, board_view
 from core.errors import ApplicationError
 from core.markdown import render_markdown
 from core.theme import theme_style
@@ -28,7 +28,7 @@ def collection_page(request: HttpRequest, slug: str) -> HttpResponse:
     view = board_view(
         workspace=collection.workspace,
         viewer=request.user,
-        bracket_slug=request.GET.get("bracket", ""),
+        **board_filters(request.GET, page=True),
     )
     progress = collection_progress(collection=collection, account=request.user)
     challenges = []
