@@ -74,6 +74,7 @@ class Challenge(models.Model):
     class Mode(models.TextChoices):
         SINGLE = "single", "Single prompt"
         CONVERSATION = "conversation", "Conversation"
+        AGENT = "agent", "Agent with tools"
 
     class JudgeScope(models.TextChoices):
         TURN = "turn", "The turn's reply"
@@ -199,8 +200,11 @@ class Challenge(models.Model):
         default=Mode.SINGLE,
         db_default=Mode.SINGLE,
         help_text="single: one prompt, one reply. conversation: a session of turns in which "
-        "the model sees the whole history.",
+        "the model sees the whole history. agent: the model calls tools and reads content "
+        "the player wrote (indirect prompt injection).",
     )
+    # Agent: the scenario (SPEC §9), validated by challenges/agents/schema.py; {} otherwise.
+    agent = models.JSONField(default=dict, blank=True)
     max_turns = models.PositiveIntegerField(
         default=10, db_default=10, help_text="Conversation: the turns a session may take."
     )
@@ -289,7 +293,7 @@ class Challenge(models.Model):
                 name="challenge_window_ordered",
             ),
             models.CheckConstraint(
-                condition=Q(mode__in=["single", "conversation"]), name="challenge_mode_valid"
+                condition=Q(mode__in=["single", "conversation", "agent"]), name="challenge_mode_valid"
             ),
             models.CheckConstraint(
                 condition=Q(judge_scope__in=["turn", "transcript"]),
@@ -616,6 +620,92 @@ class SessionTurn(models.Model):
 
     def __str__(self) -> str:
         return f"Turn {self.index} of {self.session_id}"
+
+
+class AgentRun(models.Model):
+    """One run of an agent scenario (SPEC §9): the player's slot texts, the loop's steps, its
+    outcome. Every run records a ChallengeAttempt (`attempt`), so boards, first blood, proofs,
+    copies, budgets and the feed treat it as any play; the trace hangs off the run."""
+
+    class StopReason(models.TextChoices):
+        FINAL = "final", "The agent answered"
+        MAX_STEPS = "max_steps", "It reached its step limit"
+        TOKEN_BUDGET = "token_budget", "It spent its token budget"
+        MAX_TOOL_CALLS = "max_tool_calls", "It reached the cap on tool calls"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="agent_runs")
+    end_user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="agent_runs")
+    attempt = models.OneToOneField(
+        ChallengeAttempt, on_delete=models.CASCADE, related_name="agent_run"
+    )
+    codename = models.CharField(max_length=40, blank=True, default="")
+    # The player's text per slot name, masked as prompts are.
+    slots = models.JSONField(default=dict)
+    succeeded = models.BooleanField(default=False)
+    stop_reason = models.CharField(max_length=20, choices=StopReason.choices)
+    # Why it won or not, in words the player reads.
+    why = models.TextField(blank=True)
+    final_answer = models.TextField(blank=True)
+    tokens_total = models.PositiveIntegerField(default=0)
+    cost = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
+    elapsed_ms = models.PositiveIntegerField(default=0)
+    # [{task, passed}]: the scenario's benign tasks on this run's defences (SPEC §9).
+    benign = models.JSONField(default=list)
+    benign_tokens = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["challenge", "end_user", "-created_at"], name="agent_run_recent"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(stop_reason__in=["final", "max_steps", "token_budget", "max_tool_calls"]),
+                name="agent_run_stop_reason_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Agent run of {self.end_user} on {self.challenge} ({self.stop_reason})"
+
+
+class AgentStep(models.Model):
+    """One step of a run's trace: a model call, a tool call, its result, the final answer."""
+
+    class Kind(models.TextChoices):
+        MODEL = "model"
+        TOOL_CALL = "tool_call"
+        TOOL_RESULT = "tool_result"
+        FINAL = "final"
+
+    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="steps")
+    index = models.PositiveIntegerField()
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    tool = models.CharField(max_length=64, blank=True)
+    args = models.JSONField(null=True, blank=True)
+    # The model's text, the tool's result or the final answer, masked.
+    content = models.TextField(blank=True)
+    # A refused call: the defence that refused it (tool_guard, llm_tool_check, …).
+    refused_by = models.CharField(max_length=20, blank=True)
+    tokens_total = models.PositiveIntegerField(null=True, blank=True)
+    cost = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
+    elapsed_ms = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "index"], name="agent_step_unique_index"),
+            models.CheckConstraint(
+                condition=Q(kind__in=["model", "tool_call", "tool_result", "final"]),
+                name="agent_step_kind_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Step {self.index} ({self.kind}) of {self.run_id}"
 
 
 class WinningPrompt(models.Model):
