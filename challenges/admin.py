@@ -332,7 +332,9 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                     "up to 'max turns' turns in which the model sees the whole history; the "
                     "rules are checked after every turn (on the turn's reply, or with 'the "
                     "whole session' on the transcript), and a session closes when it wins, "
-                    "reaches its turns or spends its token budget.",
+                    "reaches its turns or spends its token budget. agent: the model calls "
+                    "tools and reads text the player writes into the scenario's slots; a run "
+                    "wins by a tool call matching the scenario's win rule (docs/agents.md).",
                     "fields": ("mode", *play_mode_settings()),
                 },
             ),

@@ -32,6 +32,7 @@ _JSON_EMPTY: dict[str, Any] = {
     "evaluator_config": dict,
     "scoring_config": dict,
     "mask_variables": list,
+    "agent": dict,
 }
 
 
@@ -84,6 +85,8 @@ _JSON_WIDGET = forms.Textarea(attrs={"rows": 3, "class": "vLargeTextField json-f
 
 # Help for every Dify and JSON term a creator meets on the form.
 CHALLENGE_HELP = {
+    "agent": "Agent challenges only: the scenario as JSON {system_prompt, task, tools, slots, "
+    "win, benign_tasks, max_steps, token_budget} (docs/agents.md has an example).",
     "app_id": "The id of the Dify app that plays this challenge (Dify → Studio → the app → "
     "its URL, /app/<id>/…). The Dify bridge accepts calls for this challenge only with it.",
     "workflow_id": "The id of the Dify workflow inside that app, if you run one; left "
@@ -463,7 +466,9 @@ class ChallengeAdminForm(forms.ModelForm):
                 if config:
                     layer["judge_config"] = config
             layers += [layer, *same_kind[1:]]
-        return layers
+        # Layers the editor has no section for (an agent's tool guard, spotlight …, set in
+        # the console API or an event file) stay as they were, after the text layers.
+        return layers + [item for item in stored if item.get("type") not in DEFENCE_EDITOR]
 
     def clean_mode(self) -> str:
         return self.cleaned_data.get("mode") or self.instance.mode or Challenge.Mode.SINGLE

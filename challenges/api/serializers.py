@@ -64,6 +64,12 @@ class ChallengeInputSerializer(StrictSerializer):
     session_token_budget = serializers.IntegerField(
         required=False, allow_null=True, min_value=1, max_value=2_000_000_000
     )
+    agent = serializers.DictField(
+        required=False,
+        help_text="mode agent (SPEC §9): {system_prompt, task, tools: [{name, description, "
+        "parameters, returns}], slots: [{name, kind, template}], win: {tool, args, conceal}, "
+        "benign_tasks: [{task, expect}], max_steps, token_budget}",
+    )
     targets = TargetEntrySerializer(
         many=True,
         required=False,
@@ -217,8 +223,34 @@ class RevealedTargetSerializer(serializers.Serializer):
     model = serializers.CharField()
 
 
+class PublicAgentToolSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    description = serializers.CharField(allow_blank=True)
+    parameters = serializers.DictField()
+
+
+class PublicAgentSlotSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    template = serializers.CharField(help_text="Your text goes where {{text}} stands")
+
+
+class PublicAgentSerializer(serializers.Serializer):
+    """What a player sees of a scenario: never its system prompt, tool results, win rule or
+    benign tasks."""
+
+    task = serializers.CharField()
+    tools = PublicAgentToolSerializer(many=True)
+    slots = PublicAgentSlotSerializer(many=True)
+    max_steps = serializers.IntegerField()
+
+
 class PublicChallengeSerializer(serializers.ModelSerializer):
     is_open = serializers.SerializerMethodField()
+    agent = serializers.SerializerMethodField(
+        help_text="Agent challenges: the task, the tools and the slots you write into; null "
+        "otherwise."
+    )
     codenames = serializers.SerializerMethodField(
         help_text="Several targets: the codenames players see (empty for one target)."
     )
@@ -244,6 +276,7 @@ class PublicChallengeSerializer(serializers.ModelSerializer):
             "max_turns",
             "judge_scope",
             "session_token_budget",
+            "agent",
             "target",
             "max_attempts_per_hour",
             "starts_at",
@@ -257,6 +290,12 @@ class PublicChallengeSerializer(serializers.ModelSerializer):
 
     def get_is_open(self, challenge: Challenge) -> bool:
         return challenge.is_open()
+
+    @extend_schema_field(PublicAgentSerializer(allow_null=True))
+    def get_agent(self, challenge: Challenge) -> dict | None:
+        if challenge.mode != Challenge.Mode.AGENT or not challenge.agent:
+            return None
+        return PublicAgentSerializer(challenge.agent).data
 
     def get_codenames(self, challenge: Challenge) -> list[str]:
         return codenames(challenge)

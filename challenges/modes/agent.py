@@ -7,6 +7,7 @@ tasks, and records it with `agent_run_record`. No thread or database connection 
 the model: the ORM runs before and after the awaits.
 """
 
+import json
 from decimal import Decimal
 from typing import ClassVar
 
@@ -28,6 +29,12 @@ from judging.agent_models import agent_complete_async
 from judging.targets import TargetError
 from players.models import EndUser
 
+SLOT_KIND_WORDS = {
+    "email": "email",
+    "web_page": "web page",
+    "document": "document",
+    "tool_result": "tool result",
+}
 NOT_ONE_PROMPT = (
     "This challenge is an agent scenario: write the content its agent reads and start a run "
     "(POST /web/api/challenges/{id}/runs with {slots})."
@@ -163,9 +170,21 @@ class AgentPlay(PlayMode):
 
     def page_context(self, *, challenge: Challenge, end_user: EndUser | None) -> dict:
         run = agent_run_latest(challenge=challenge, end_user=end_user)
+        steps = agent_run_steps(run=run) if run else []
+        for step in steps:
+            step.args_text = json.dumps(step.args or {}, ensure_ascii=False, indent=1)
+        written = run.slots if run else {}
         return {
             "agent_run": run,
-            "agent_steps": agent_run_steps(run=run) if run else [],
-            "agent_slots": challenge.agent.get("slots", []),
+            "agent_steps": steps,
             "agent_tools": challenge.agent.get("tools", []),
+            # Each slot with the player's text of their last run, to edit and run again.
+            "agent_slot_fields": [
+                {
+                    **slot,
+                    "kind_words": SLOT_KIND_WORDS.get(slot["kind"], slot["kind"]),
+                    "text": written.get(slot["name"], ""),
+                }
+                for slot in challenge.agent.get("slots", [])
+            ],
         }
