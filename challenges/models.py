@@ -293,7 +293,8 @@ class Challenge(models.Model):
                 name="challenge_window_ordered",
             ),
             models.CheckConstraint(
-                condition=Q(mode__in=["single", "conversation", "agent"]), name="challenge_mode_valid"
+                condition=Q(mode__in=["single", "conversation", "agent"]),
+                name="challenge_mode_valid",
             ),
             models.CheckConstraint(
                 condition=Q(judge_scope__in=["turn", "transcript"]),
@@ -663,7 +664,9 @@ class AgentRun(models.Model):
         ]
         constraints = [
             models.CheckConstraint(
-                condition=Q(stop_reason__in=["final", "max_steps", "token_budget", "max_tool_calls"]),
+                condition=Q(
+                    stop_reason__in=["final", "max_steps", "token_budget", "max_tool_calls"]
+                ),
                 name="agent_run_stop_reason_valid",
             ),
         ]

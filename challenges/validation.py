@@ -190,32 +190,45 @@ def _agent_errors(data: dict[str, Any], *, agent_mode: bool) -> list[tuple[str, 
     if not agent_mode:
         if agent:
             return [("agent", "A scenario belongs to an agent challenge: set mode to 'agent'.")]
-        return [("defences", message) for message in agent_defence_errors(
-            data.get("defences") or [], agent_mode=False, tools={}
-        )]
+        return [
+            ("defences", message)
+            for message in agent_defence_errors(
+                data.get("defences") or [], agent_mode=False, tools={}
+            )
+        ]
     errors = [("agent", message) for message in agent_errors(agent)]
     tools = {}
     if isinstance(agent, dict) and isinstance(agent.get("tools"), list):
         for tool in agent["tools"]:
             if isinstance(tool, dict) and isinstance(tool.get("name"), str):
-                properties = (tool.get("parameters") or {}).get("properties") if isinstance(
-                    tool.get("parameters"), dict
-                ) else None
+                properties = (
+                    (tool.get("parameters") or {}).get("properties")
+                    if isinstance(tool.get("parameters"), dict)
+                    else None
+                )
                 tools[tool["name"]] = set(properties) if isinstance(properties, dict) else set()
     errors += [
         ("defences", message)
-        for message in agent_defence_errors(data.get("defences") or [], agent_mode=True, tools=tools)
+        for message in agent_defence_errors(
+            data.get("defences") or [], agent_mode=True, tools=tools
+        )
     ]
     if data.get("answer_mode", "output") == "guess":
         errors.append(("answer_mode", "An agent challenge is won by a tool call: use 'output'."))
     if data.get("target") == "dify" or any(
-        isinstance(entry, dict) and entry.get("target") == "dify" for entry in data.get("targets") or []
+        isinstance(entry, dict) and entry.get("target") == "dify"
+        for entry in data.get("targets") or []
     ):
-        errors.append(("target", "An agent plays on the offline model or an OpenAI-compatible one."))
+        errors.append(
+            ("target", "An agent plays on the offline model or an OpenAI-compatible one.")
+        )
     if data.get("scoring_strategy") in ("custom", "highest_rating"):
         errors.append(
-            ("scoring_strategy", "An agent run has no judge rating or plugin score: use first, "
-             "fastest or fewest_tokens.")
+            (
+                "scoring_strategy",
+                "An agent run has no judge rating or plugin score: use first, "
+                "fastest or fewest_tokens.",
+            )
         )
     return errors
 

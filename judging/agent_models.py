@@ -107,7 +107,10 @@ async def _openai_agent(
     usage = getattr(completion, "usage", None)
     tokens = usage.total_tokens if usage and usage.total_tokens is not None else None
     return AgentReply(
-        content=message.content or "", tool_calls=tuple(calls), tokens_total=tokens, elapsed_ms=elapsed
+        content=message.content or "",
+        tool_calls=tuple(calls),
+        tokens_total=tokens,
+        elapsed_ms=elapsed,
     )
 
 
@@ -147,7 +150,8 @@ _RESISTS = {
         r"\bignore (?:any |all )?(?:instructions|commands)\b",
     ),
     "authority": (
-        _NEGATION + r"\b(?:trust|believe|obey)\b[^.!?]*\b(?:claims?|claiming|pretends?|admin|user)\b",
+        _NEGATION
+        + r"\b(?:trust|believe|obey)\b[^.!?]*\b(?:claims?|claiming|pretends?|admin|user)\b",
     ),
     "override": (
         r"\b(?:cannot|can't|can not|never|must not) be (?:overridden|overruled|changed)",

@@ -37,7 +37,7 @@ def value_matches(matcher: dict, value: Any) -> bool:
     """Whether one argument's value passes one matcher (`{equals: …}` and so on)."""
     if not isinstance(matcher, dict) or len(matcher) != 1:
         return False
-    (kind, expected), = matcher.items()
+    ((kind, expected),) = matcher.items()
     if value is None:
         return False
     if kind == "equals":

@@ -57,7 +57,7 @@ def _whole(value: Any) -> bool:
 
 def _schema_errors(path: str, parameters: Any) -> list[str]:
     if not isinstance(parameters, dict):
-        return [f"{path}: a JSON Schema object such as {{\"type\": \"object\", \"properties\": {{}}}}."]
+        return [f'{path}: a JSON Schema object such as {{"type": "object", "properties": {{}}}}.']
     try:
         Draft202012Validator.check_schema(parameters)
     except SchemaError as exc:
@@ -65,7 +65,7 @@ def _schema_errors(path: str, parameters: Any) -> list[str]:
         return [f"{path}: not a valid JSON Schema ({where or 'top'}: {exc.message})."]
     errors = []
     if parameters.get("type") != "object":
-        errors.append(f"{path}: the top level must be {{\"type\": \"object\"}} (tool arguments).")
+        errors.append(f'{path}: the top level must be {{"type": "object"}} (tool arguments).')
     properties = parameters.get("properties", {})
     if not isinstance(properties, dict):
         errors.append(f"{path}.properties: an object of argument names.")
@@ -115,10 +115,14 @@ def rule_errors(path: str, rule: Any, *, tools: dict[str, dict]) -> list[str]:
         where = f"{path}.args.{field}"
         if tool in tools and field not in known:
             errors.append(f"{where}: {tool} has no parameter '{field}'.")
-        if not isinstance(matcher, dict) or len(matcher) != 1 or next(iter(matcher)) not in MATCHERS:
-            errors.append(f"{where}: one matcher of {', '.join(MATCHERS)}, e.g. {{\"equals\": \"x\"}}.")
+        if (
+            not isinstance(matcher, dict)
+            or len(matcher) != 1
+            or next(iter(matcher)) not in MATCHERS
+        ):
+            errors.append(f'{where}: one matcher of {", ".join(MATCHERS)}, e.g. {{"equals": "x"}}.')
             continue
-        (kind, value), = matcher.items()
+        ((kind, value),) = matcher.items()
         if kind in ("gt", "lt") and not is_number(value):
             errors.append(f"{where}.{kind}: a number.")
         elif kind in ("contains", "regex") and not (isinstance(value, str) and value):
@@ -135,7 +139,9 @@ def rule_errors(path: str, rule: Any, *, tools: dict[str, dict]) -> list[str]:
 
 def _tools_errors(tools: Any, slot_names: set[str]) -> tuple[list[str], dict[str, dict]]:
     if not isinstance(tools, list) or not tools:
-        return ["agent.tools: a list of at least one tool {name, description, parameters, returns}."], {}
+        return [
+            "agent.tools: a list of at least one tool {name, description, parameters, returns}."
+        ], {}
     if len(tools) > MAX_TOOLS:
         return [f"agent.tools: at most {MAX_TOOLS} tools."], {}
     errors, named = [], {}
@@ -155,7 +161,9 @@ def _tools_errors(tools: Any, slot_names: set[str]) -> tuple[list[str], dict[str
         else:
             named[name] = tool
         message = _text_error(
-            f"{path}.description", tool.get("description", ""), limit=TEXT_LIMITS["description"],
+            f"{path}.description",
+            tool.get("description", ""),
+            limit=TEXT_LIMITS["description"],
             required=False,
         )
         if message:
@@ -163,7 +171,9 @@ def _tools_errors(tools: Any, slot_names: set[str]) -> tuple[list[str], dict[str
         errors += _schema_errors(f"{path}.parameters", tool.get("parameters"))
         returns = tool.get("returns", "")
         if not isinstance(returns, str) or len(returns) > TEXT_LIMITS["template"]:
-            errors.append(f"{path}.returns: a text template of at most {TEXT_LIMITS['template']} characters.")
+            errors.append(
+                f"{path}.returns: a text template of at most {TEXT_LIMITS['template']} characters."
+            )
         else:
             errors += _template_errors(
                 f"{path}.returns", returns, arg_names=_properties(tool), slot_names=slot_names
@@ -198,7 +208,9 @@ def _slots_errors(slots: Any) -> tuple[list[str], set[str]]:
         if not isinstance(template, str) or len(template) > TEXT_LIMITS["template"]:
             errors.append(f"{path}.template: text of at most {TEXT_LIMITS['template']} characters.")
         elif len(TEXT_PLACEHOLDER.findall(template)) != 1:
-            errors.append(f"{path}.template: must hold {{{{text}}}} once, where the player's text goes.")
+            errors.append(
+                f"{path}.template: must hold {{{{text}}}} once, where the player's text goes."
+            )
         elif any(
             not TEXT_PLACEHOLDER.fullmatch(found.group(0))
             for found in ANY_PLACEHOLDER.finditer(template)
@@ -280,7 +292,11 @@ def agent_clean(agent: dict) -> dict:
             for tool in agent["tools"]
         ],
         "slots": [
-            {"name": slot["name"], "kind": slot["kind"], "template": slot.get("template", "{{text}}")}
+            {
+                "name": slot["name"],
+                "kind": slot["kind"],
+                "template": slot.get("template", "{{text}}"),
+            }
             for slot in agent["slots"]
         ],
         "win": {
@@ -291,7 +307,10 @@ def agent_clean(agent: dict) -> dict:
         "benign_tasks": [
             {
                 "task": item["task"],
-                "expect": {"tool": item["expect"]["tool"], "args": dict(item["expect"].get("args") or {})},
+                "expect": {
+                    "tool": item["expect"]["tool"],
+                    "args": dict(item["expect"].get("args") or {}),
+                },
             }
             for item in agent.get("benign_tasks") or []
         ],

@@ -59,7 +59,9 @@ def _slot_errors(challenge: Challenge, slots: object) -> dict[str, list[str]]:
         elif not isinstance(text, str):
             errors.setdefault("slots", []).append(f"'{name}': text.")
         elif len(text) > PROMPT_MAX_CHARS:
-            errors.setdefault("slots", []).append(f"'{name}': at most {PROMPT_MAX_CHARS} characters.")
+            errors.setdefault("slots", []).append(
+                f"'{name}': at most {PROMPT_MAX_CHARS} characters."
+            )
         elif "\x00" in text:
             errors.setdefault("slots", []).append(f"'{name}': text may not contain NUL characters.")
     if not errors and not any(isinstance(text, str) and text.strip() for text in slots.values()):
@@ -111,7 +113,13 @@ async def _loop(plan: PlayPlan, *, task: str, slots: dict[str, str]):
 
 
 async def agent_run_async(
-    *, challenge: Challenge, account: AbstractBaseUser, slots, ip: str, source: str, codename: str = ""
+    *,
+    challenge: Challenge,
+    account: AbstractBaseUser,
+    slots,
+    ip: str,
+    source: str,
+    codename: str = "",
 ) -> AgentRunResult:
     plan, claim, texts = await run_orm(
         _run_start, challenge=challenge, account=account, slots=slots, ip=ip, codename=codename
@@ -125,7 +133,10 @@ async def agent_run_async(
         for item in scenario.get("benign_tasks") or []:
             checked = await _loop(plan, task=item["task"], slots=empty)
             benign.append(
-                {"task": item["task"], "passed": benign_passed(expect=item["expect"], outcome=checked)}
+                {
+                    "task": item["task"],
+                    "passed": benign_passed(expect=item["expect"], outcome=checked),
+                }
             )
             benign_tokens += checked.tokens_total
             if checked.cost is not None:
@@ -162,7 +173,12 @@ class AgentPlay(PlayMode):
 
     async def run_async(self, *, challenge, account, slots, ip, source, codename=""):
         return await agent_run_async(
-            challenge=challenge, account=account, slots=slots, ip=ip, source=source, codename=codename
+            challenge=challenge,
+            account=account,
+            slots=slots,
+            ip=ip,
+            source=source,
+            codename=codename,
         )
 
     async def bridge_evaluate(self, *, call: BridgeCall, plan: EvaluationPlan):

@@ -95,7 +95,9 @@ def agent_run_record(
                     index=index,
                     kind=step.kind,
                     tool=step.tool,
-                    args=redact_secrets_in_json(step.args, secrets) if step.args is not None else None,
+                    args=redact_secrets_in_json(step.args, secrets)
+                    if step.args is not None
+                    else None,
                     content=redact_secrets(step.content, secrets),
                     refused_by=step.refused_by,
                     tokens_total=step.tokens_total,

@@ -84,7 +84,9 @@ def _tool_guard_errors(number: int, layer: dict) -> list[str]:
     return errors
 
 
-def agent_defence_errors(defences: Any, *, agent_mode: bool, tools: dict[str, set[str]]) -> list[str]:
+def agent_defence_errors(
+    defences: Any, *, agent_mode: bool, tools: dict[str, set[str]]
+) -> list[str]:
     """Agent layers belong to agent challenges, text layers to the others; a tool guard
     names a tool of the scenario and one of its parameters (`tools`: name to parameters)."""
     if not isinstance(defences, list):

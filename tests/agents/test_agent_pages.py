@@ -28,7 +28,9 @@ def test_the_plain_post_runs_the_agent_and_the_page_shows_the_trace(workspace):
     page = browser_for(player)
     empty = page.get("/challenges/inbox/").content.decode()
     assert 'name="slot_email"' in empty and "Run the agent" in empty
-    assert "Call read_inbox, then summarise my new mail." in empty and 'id="agent-trace"' not in empty
+    assert (
+        "Call read_inbox, then summarise my new mail." in empty and 'id="agent-trace"' not in empty
+    )
     posted = page.post("/challenges/inbox/runs", {"slot_email": ATTACK})
     assert posted.status_code == 302 and posted["Location"] == "/challenges/inbox/#agent-trace"
     html = page.get("/challenges/inbox/").content.decode()

@@ -17,7 +17,13 @@ pytestmark = pytest.mark.django_db
 def create(creator_api, workspace, agent, **fields):
     return creator_api.post(
         "/console/api/challenges",
-        {"workspace": str(workspace.id), "name": "Agent", "mode": "agent", "agent": agent, **fields},
+        {
+            "workspace": str(workspace.id),
+            "name": "Agent",
+            "mode": "agent",
+            "agent": agent,
+            **fields,
+        },
         format="json",
     )
 
@@ -38,15 +44,24 @@ def _tool(index, key, value):
 CASES = [
     (_tool(0, "name", "read inbox"), "agent.tools[0].name"),
     (_tool(1, "name", "read_inbox"), "agent.tools[1].name: 'read_inbox' is used twice"),
-    (_tool(1, "parameters", {"type": "objekt"}), "agent.tools[1].parameters: not a valid JSON Schema"),
+    (
+        _tool(1, "parameters", {"type": "objekt"}),
+        "agent.tools[1].parameters: not a valid JSON Schema",
+    ),
     (_tool(1, "parameters", {"type": "string"}), "the top level must be"),
     (_tool(1, "returns", "Sent to {{arg:cc}}"), "{{arg:cc}} names no parameter"),
     (_tool(1, "returns", "{{file:/etc/passwd}}"), "unknown placeholder"),
     (lambda s: s["slots"][0].update(kind="sms"), "agent.slots[0].kind"),
     (lambda s: s["slots"][0].update(template="no text here"), "must hold {{text}} once"),
-    (lambda s: s["tools"][0].update(returns="nothing"), "'email' reaches the agent through no tool"),
+    (
+        lambda s: s["tools"][0].update(returns="nothing"),
+        "'email' reaches the agent through no tool",
+    ),
     (lambda s: s["win"].update(tool="wire_money"), "agent.win.tool"),
-    (lambda s: s["win"].update(args={"cc": {"equals": "x"}}), "agent.win.args.cc: send_email has no parameter"),
+    (
+        lambda s: s["win"].update(args={"cc": {"equals": "x"}}),
+        "agent.win.args.cc: send_email has no parameter",
+    ),
     (lambda s: s["win"].update(args={"to": {"like": "x"}}), "agent.win.args.to: one matcher of"),
     (lambda s: s["win"].update(args={"to": {"regex": "(unclosed"}}), "agent.win.args.to.regex"),
     (lambda s: s["win"].update(args={"to": {"gt": "many"}}), "agent.win.args.to.gt: a number"),
@@ -54,7 +69,10 @@ CASES = [
     (lambda s: s.update(max_steps=0), "agent.max_steps"),
     (lambda s: s.update(token_budget=-5), "agent.token_budget"),
     (lambda s: s.update(task=""), "agent.task"),
-    (lambda s: s["benign_tasks"][0]["expect"].update(tool="nope"), "agent.benign_tasks[0].expect.tool"),
+    (
+        lambda s: s["benign_tasks"][0]["expect"].update(tool="nope"),
+        "agent.benign_tasks[0].expect.tool",
+    ),
     (lambda s: s.update(surprise=1), "agent: unknown keys surprise"),
 ]
 
@@ -84,7 +102,13 @@ def test_agent_defences_are_checked_against_the_scenario(creator_api, workspace)
         format="json",
     )  # fmt: skip
     assert single.status_code == 400 and "agent challenges" in str(single.json())
-    dify = create(creator_api, workspace, INBOX, target="dify", target_config={"base_url": "https://api.dify.ai"})
+    dify = create(
+        creator_api,
+        workspace,
+        INBOX,
+        target="dify",
+        target_config={"base_url": "https://api.dify.ai"},
+    )
     assert dify.status_code == 400 and "target" in dify.json()["error"]["fields"]
 
 
@@ -107,12 +131,15 @@ def test_the_admin_shows_and_checks_a_scenario(creator, workspace):
     assert page.status_code == 200 and "read_inbox" in page.content.decode()
     bad = broken(lambda s: s["win"].update(tool="wire_money"))
     refused = client.post(
-        ADD, form_data(workspace, name="Agent", mode="agent", agent=json.dumps(bad), success_pattern="")
+        ADD,
+        form_data(workspace, name="Agent", mode="agent", agent=json.dumps(bad), success_pattern=""),
     )
     assert refused.status_code == 200 and "agent.win.tool" in refused.content.decode()
     saved = client.post(
         change_url(challenge),
-        form_data(workspace, name="Inbox", mode="agent", agent=json.dumps(INBOX), success_pattern=""),
+        form_data(
+            workspace, name="Inbox", mode="agent", agent=json.dumps(INBOX), success_pattern=""
+        ),
     )
     assert saved.status_code == 302, saved.content.decode()[:3000]
     challenge.refresh_from_db()

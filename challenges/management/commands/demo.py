@@ -511,8 +511,7 @@ def demo_agent_tower(ctx: DemoContext) -> None:
             name="Agent tower",
             description="Four agents with tools. You never talk to them: you write the email, "
             "the review, the document or the invoice they read.",
-            instructions_md="Solve the levels in order: each opens when the one before is "
-            "solved.",
+            instructions_md="Solve the levels in order: each opens when the one before is solved.",
             scoring_strategy="sum",
             in_order=True,
         )
