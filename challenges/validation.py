@@ -215,6 +215,13 @@ def _agent_errors(data: dict[str, Any], *, agent_mode: bool) -> list[tuple[str, 
     ]
     if data.get("answer_mode", "output") == "guess":
         errors.append(("answer_mode", "An agent challenge is won by a tool call: use 'output'."))
+    prompt = agent.get("system_prompt") if isinstance(agent, dict) else ""
+    if (
+        isinstance(prompt, str)
+        and SECRET_PLACEHOLDER.search(prompt)
+        and not (data.get("secret_ref") or data.get("secret_per_player"))
+    ):
+        errors.append(("secret_ref", "{{secret}} is used, so name the secret it stands for."))
     if data.get("target") == "dify" or any(
         isinstance(entry, dict) and entry.get("target") == "dify"
         for entry in data.get("targets") or []
