@@ -80,8 +80,26 @@ class ProfileForm(forms.Form):
     notify_on_record_beaten = forms.BooleanField(
         label="Email me when someone beats my record", required=False
     )
+    share_attempts = forms.BooleanField(
+        label="Share my attempts in public datasets (masked, under a pseudonym)",
+        help_text="Off unless you turn it on. Organisers may then publish every attempt you "
+        "make (prompts and replies, secrets masked) under a pseudonym, never your name or "
+        "email.",
+        required=False,
+    )
     interface_language = forms.ChoiceField(
         label="Interface language (also for mails)",
         choices=[("", "The site's default")] + list(settings.LANGUAGES),
         required=False,
+    )
+
+
+class TokenForm(forms.Form):
+    """A new API token from the profile page; `agent` marks what it plays as an agent's."""
+
+    name = forms.CharField(label="Name", max_length=100, help_text="What the token is for.")
+    agent = forms.BooleanField(
+        label="For an agent",
+        required=False,
+        help_text="Attempts made with it rank on the agents' boards, not on the people's.",
     )

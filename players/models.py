@@ -139,6 +139,9 @@ class ApiToken(models.Model):
     key_hash = models.CharField(max_length=64, unique=True)
     prefix = models.CharField(max_length=12)
     name = models.CharField(max_length=100, blank=True)
+    # An agent's token (SPEC §9 Agents): attempts made with it carry source "agent" and
+    # rank on the agents' boards (docs/agents-as-players.md).
+    agent = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     expires_at = models.DateTimeField()
@@ -306,6 +309,9 @@ class PlayerProfile(models.Model):
     avatar_url = models.URLField(blank=True)
     notify_on_first_blood = models.BooleanField(default=True)
     notify_on_record_beaten = models.BooleanField(default=True)
+    # Consent to the public dataset export (SPEC §10 Exports, docs/exports.md): only the
+    # attempts of players who said yes go into it, masked and under a pseudonym.
+    share_attempts = models.BooleanField(default=False, db_default=False)
     # One of settings.LANGUAGES (taken from Accept-Language at sign-up); mails use it.
     interface_language = models.CharField(max_length=10, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
