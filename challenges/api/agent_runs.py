@@ -10,7 +10,7 @@ from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
-from challenges.api.play import PROOF_ID_HELP, VERDICT_STATUSES
+from challenges.api.play import PROOF_ID_HELP, VERDICT_STATUSES, attempt_source
 from challenges.api.serializers import StrictSerializer
 from challenges.models import AgentRun, AgentStep, ChallengeAttempt
 from challenges.modes import play_mode_for
@@ -110,8 +110,8 @@ def run_body(run: AgentRun, steps: list[AgentStep], *, rank: object = ...) -> di
 
 
 def _source(request) -> str:
-    # The page's form sends with the session cookie; scripts come with a token.
-    return ChallengeAttempt.Source.WEB if request.auth is None else ChallengeAttempt.Source.API
+    # The page's form sends with the session cookie; scripts and agents come with a token.
+    return attempt_source(request, by_session=ChallengeAttempt.Source.WEB)
 
 
 class AgentRunCreateApi(AsyncApiView):
