@@ -80,6 +80,9 @@ class ProfileForm(forms.Form):
     notify_on_record_beaten = forms.BooleanField(
         label="Email me when someone beats my record", required=False
     )
+    notify_on_waves = forms.BooleanField(
+        label="Email me when a new wave of challenges opens where I play", required=False
+    )
     interface_language = forms.ChoiceField(
         label="Interface language (also for mails)",
         choices=[("", "The site's default")] + list(settings.LANGUAGES),

@@ -306,6 +306,8 @@ class PlayerProfile(models.Model):
     avatar_url = models.URLField(blank=True)
     notify_on_first_blood = models.BooleanField(default=True)
     notify_on_record_beaten = models.BooleanField(default=True)
+    # Mail when a wave of challenges opens in a workspace the player played in.
+    notify_on_waves = models.BooleanField(default=True, db_default=True)
     # One of settings.LANGUAGES (taken from Accept-Language at sign-up); mails use it.
     interface_language = models.CharField(max_length=10, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

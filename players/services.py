@@ -226,6 +226,7 @@ def profile_update(
     avatar_url: str | None = None,
     notify_on_first_blood: bool | None = None,
     notify_on_record_beaten: bool | None = None,
+    notify_on_waves: bool | None = None,
     interface_language: str | None = None,
 ) -> PlayerProfile:
     """Change what was given; a new display name also renames the player on every leaderboard."""
@@ -244,6 +245,7 @@ def profile_update(
         "avatar_url": avatar_url,
         "notify_on_first_blood": notify_on_first_blood,
         "notify_on_record_beaten": notify_on_record_beaten,
+        "notify_on_waves": notify_on_waves,
         "interface_language": interface_language,
     }
     for field, value in changes.items():

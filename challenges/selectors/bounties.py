@@ -1,0 +1,187 @@
+"""Who earns each bounty (SPEC §10), read from the wins as they stand.
+
+Nothing about a payout is stored: the winners are the players' earliest passing attempts
+— not under review, so a win a review overturned stops earning and first break moves to
+the next solver the moment the verdict changes; a near-copy the challenge refused was never
+recorded. One query for the bounties and one for the wins, whatever their number
+(bench figures in docs/bounties.md).
+"""
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import F, QuerySet, Window
+from django.db.models.functions import RowNumber
+from django.urls import reverse
+
+from challenges.models import Bounty, Challenge, ChallengeAttempt, Wave
+from players.models import EndUser
+from players.selectors import workspaces_for_user
+
+
+@dataclass(frozen=True)
+class Payout:
+    bounty: Bounty
+    end_user: EndUser
+    attempt_id: Any
+    codename: str
+    won_at: datetime
+    amount: Decimal
+    # 1 for the first winner of this bounty, 2 for the next…
+    place: int
+    proof_id: Any
+
+    @property
+    def proof_path(self) -> str | None:
+        return reverse("proof-page", args=[self.proof_id]) if self.proof_id else None
+
+    @property
+    def proof_url(self) -> str:
+        return settings.SITE_URL + self.proof_path if self.proof_id else ""
+
+
+@dataclass(frozen=True)
+class BountyStanding:
+    bounty: Bounty
+    payouts: list[Payout]
+
+    @property
+    def paid(self) -> Decimal:
+        return sum((payout.amount for payout in self.payouts), Decimal(0))
+
+    @property
+    def winners(self) -> int:
+        return len(self.payouts)
+
+    @property
+    def places_left(self) -> int | None:
+        allowed = self.bounty.winners_allowed
+        return None if allowed is None else max(allowed - self.winners, 0)
+
+    @property
+    def label(self) -> str:
+        """What players read: “First break: 50 USD”."""
+        bounty = self.bounty
+        money = f"{_plain(bounty.amount)} {bounty.currency}"
+        if bounty.kind == Bounty.Kind.FIRST_BREAK:
+            text = f"First break: {money}"
+        elif bounty.kind == Bounty.Kind.FASTEST_N:
+            text = f"Fastest {bounty.winners_allowed}: {money} each"
+        else:
+            text = f"Every break: {money} each, up to {_plain(bounty.cap)} {bounty.currency}"
+        return f"{text} (on {bounty.codename})" if bounty.codename else text
+
+
+def _plain(amount: Decimal | None) -> str:
+    """50 rather than 50.00; 12.50 stays."""
+    if amount is None:
+        return ""
+    return f"{amount:f}".removesuffix(".00")
+
+
+def bounties_for_creator(
+    *, user: AbstractBaseUser, workspace_id: Any = None, challenge_id: Any = None
+) -> QuerySet[Bounty]:
+    bounties = Bounty.objects.filter(workspace__in=workspaces_for_user(user=user))
+    if workspace_id is not None:
+        bounties = bounties.filter(workspace_id=workspace_id)
+    if challenge_id is not None:
+        bounties = bounties.filter(challenge_id=challenge_id)
+    return bounties.select_related("challenge").order_by("created_at", "id")
+
+
+def waves_for_creator(*, user: AbstractBaseUser, workspace_id: Any = None) -> QuerySet[Wave]:
+    waves = Wave.objects.filter(workspace__in=workspaces_for_user(user=user))
+    if workspace_id is not None:
+        waves = waves.filter(workspace_id=workspace_id)
+    return waves.prefetch_related("challenges").order_by("opens_at", "id")
+
+
+def _first_wins(challenge_ids: set[Any]) -> list[ChallengeAttempt]:
+    """Each player's earliest standing win per challenge and codename, earliest first."""
+    if not challenge_ids:
+        return []
+    return list(
+        ChallengeAttempt.objects.filter(
+            challenge_id__in=challenge_ids, succeeded=True, under_review=False
+        )
+        .annotate(
+            place=Window(
+                RowNumber(),
+                partition_by=[F("challenge_id"), F("end_user_id"), F("codename")],
+                order_by=[F("created_at").asc(), F("id").asc()],
+            )
+        )
+        .filter(place=1)
+        .select_related("end_user")
+        .only(
+            "id",
+            "challenge_id",
+            "codename",
+            "created_at",
+            "succeeded",
+            "config_sha256",
+            "end_user__id",
+            "end_user__external_id",
+            "end_user__display_name",
+        )
+        .order_by("created_at", "id")
+    )
+
+
+def bounty_standings(*, bounties: list[Bounty]) -> list[BountyStanding]:
+    """Each bounty with the payouts it owes now, in the order given."""
+    bounties = list(bounties)
+    wins = _first_wins({bounty.challenge_id for bounty in bounties})
+    standings = []
+    for bounty in bounties:
+        payouts: list[Payout] = []
+        paid_players = set()
+        allowed = bounty.winners_allowed
+        for win in wins:
+            if allowed is not None and len(payouts) >= allowed:
+                break
+            if win.challenge_id != bounty.challenge_id:
+                continue
+            if bounty.codename and win.codename != bounty.codename:
+                continue
+            if win.end_user_id in paid_players:
+                continue  # a player is paid once per bounty, for their earliest win
+            paid_players.add(win.end_user_id)
+            payouts.append(
+                Payout(
+                    bounty=bounty,
+                    end_user=win.end_user,
+                    attempt_id=win.id,
+                    codename=win.codename,
+                    won_at=win.created_at,
+                    amount=bounty.amount,
+                    place=len(payouts) + 1,
+                    proof_id=win.proof_id,
+                )
+            )
+        standings.append(BountyStanding(bounty=bounty, payouts=payouts))
+    return standings
+
+
+def payouts_for(*, bounties: QuerySet[Bounty]) -> list[Payout]:
+    """Every payout owed, earliest win first."""
+    standings = bounty_standings(bounties=list(bounties.select_related("challenge")))
+    payouts = [payout for standing in standings for payout in standing.payouts]
+    return sorted(payouts, key=lambda payout: (payout.won_at, str(payout.attempt_id)))
+
+
+def challenge_bounties(*, challenge: Challenge) -> list[BountyStanding]:
+    """The challenge's bounties for its page, with what is still to win."""
+    return bounty_standings(
+        bounties=list(Bounty.objects.filter(challenge=challenge).select_related("challenge"))
+    )
+
+
+def challenge_waves(*, challenge: Challenge) -> list[Wave]:
+    """The challenge's waves for its page, in schedule order."""
+    return sorted(challenge.waves.all(), key=lambda wave: (wave.opens_at, wave.closes_at))
