@@ -19,6 +19,8 @@ from django.db.models.functions import RowNumber
 from django.urls import reverse
 
 from challenges.models import Bounty, Challenge, ChallengeAttempt, Wave
+from core.api import valid_uuids
+from notifications.subjects import EventSubject
 from players.models import EndUser
 from players.selectors import workspaces_for_user
 
@@ -185,3 +187,15 @@ def challenge_bounties(*, challenge: Challenge) -> list[BountyStanding]:
 def challenge_waves(*, challenge: Challenge) -> list[Wave]:
     """The challenge's waves for its page, in schedule order."""
     return sorted(challenge.waves.all(), key=lambda wave: (wave.opens_at, wave.closes_at))
+
+
+def wave_subjects(wave_ids: list[str]) -> dict[str, EventSubject]:
+    """Waves named for the events about them (notifications.subjects); a wave has no page
+    of its own, so the link goes to its first challenge, else to the home page."""
+    waves = Wave.objects.filter(id__in=valid_uuids(wave_ids)).prefetch_related("challenges")
+    subjects = {}
+    for wave in waves:
+        first = min(wave.challenges.all(), key=lambda c: (c.name, str(c.id)), default=None)
+        path = reverse("challenge-page", args=[first.slug]) if first else reverse("home")
+        subjects[str(wave.id)] = EventSubject(name=wave.name, path=path)
+    return subjects

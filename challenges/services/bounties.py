@@ -92,5 +92,28 @@ def bounty_create(
     )
 
 
+def bounty_update(
+    *,
+    bounty: Bounty,
+    kind: str,
+    amount: Any,
+    codename: str = "",
+    currency: str = "USD",
+    cap: Any = None,
+) -> Bounty:
+    """Change the offer; the payouts follow at once, as they are read from the wins."""
+    bounty.codename, bounty.amount, bounty.cap = bounty_check(
+        challenge=bounty.challenge,
+        codename=codename,
+        kind=kind,
+        amount=amount,
+        currency=currency,
+        cap=cap,
+    )
+    bounty.kind, bounty.currency = kind, currency
+    bounty.save()
+    return bounty
+
+
 def bounty_delete(*, bounty: Bounty) -> None:
     bounty.delete()
