@@ -153,7 +153,7 @@ def test_the_payouts_csv_lists_who_earned_what_with_links_to_the_proofs(
 
 
 def test_the_payouts_csv_quotes_a_display_name_that_would_run_as_a_formula(creator_api, vault):
-    for index, name in enumerate(["=HYPERLINK(\"http://x\")", "+1+1", "-2", "@SUM(A1)"]):
+    for index, name in enumerate(['=HYPERLINK("http://x")', "+1+1", "-2", "@SUM(A1)"]):
         player = make_player(f"mallory{index}@example.com")
         profile_update(account=player, display_name=name)
         won = client_for(player).post(
@@ -168,7 +168,7 @@ def test_the_payouts_csv_quotes_a_display_name_that_would_run_as_a_formula(creat
 
     assert len(table) == 4
     assert {row["player"] for row in table} == {
-        "'=HYPERLINK(\"http://x\")",
+        '\'=HYPERLINK("http://x")',
         "'+1+1",
         "'-2",
         "'@SUM(A1)",

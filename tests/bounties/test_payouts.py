@@ -83,9 +83,7 @@ def test_a_bounty_without_solvers_owes_nothing(vault):
     assert standing.payouts == [] and standing.paid == 0 and standing.places_left == 10
 
 
-def test_overturning_the_first_break_moves_it_to_the_next_solver(
-    vault, four_solvers, creator_api
-):
+def test_overturning_the_first_break_moves_it_to_the_next_solver(vault, four_solvers, creator_api):
     bounty = bounty_create(challenge=vault, kind="first_break", amount="50")
     assert paid_to(bounty) == ["ana"]
     first = four_solvers["ana"]
