@@ -1135,3 +1135,11 @@ class Wave(models.Model):
     def is_open(self, now=None) -> bool:
         now = now or timezone.now()
         return self.opens_at <= now < self.closes_at
+
+    @property
+    def phase(self) -> str:
+        """Where its window stands now (play follows this; `state` may lag by a beat)."""
+        now = timezone.now()
+        if now < self.opens_at:
+            return self.State.SCHEDULED
+        return self.State.OPEN if now < self.closes_at else self.State.CLOSED
