@@ -3,8 +3,8 @@
 Nothing about a payout is stored: the winners are the players' earliest passing attempts
 — not under review, so a win a review overturned stops earning and first break moves to
 the next solver the moment the verdict changes; a near-copy the challenge refused was never
-recorded. One query for the bounties and one for the wins, whatever their number
-(bench figures in docs/bounties.md).
+recorded. A query for the bounties, one for the wins and one for the players paid,
+whatever their number (figures in docs/bounties.md).
 """
 
 from dataclasses import dataclass
@@ -103,11 +103,22 @@ def waves_for_creator(*, user: AbstractBaseUser, workspace_id: Any = None) -> Qu
     return waves.prefetch_related("challenges").order_by("opens_at", "id")
 
 
-def _first_wins(challenge_ids: set[Any]) -> list[ChallengeAttempt]:
-    """Each player's earliest standing win per challenge and codename, earliest first."""
+@dataclass(frozen=True)
+class _Win:
+    attempt_id: Any
+    challenge_id: Any
+    end_user_id: Any
+    codename: str
+    won_at: datetime
+    has_proof: bool
+
+
+def _first_wins(challenge_ids: set[Any]) -> list[_Win]:
+    """Each player's earliest standing win per challenge and codename, earliest first; as
+    plain rows (thousands of model instances would cost more than the query)."""
     if not challenge_ids:
         return []
-    return list(
+    rows = (
         ChallengeAttempt.objects.filter(
             challenge_id__in=challenge_ids, succeeded=True, under_review=False
         )
@@ -119,55 +130,58 @@ def _first_wins(challenge_ids: set[Any]) -> list[ChallengeAttempt]:
             )
         )
         .filter(place=1)
-        .select_related("end_user")
-        .only(
-            "id",
-            "challenge_id",
-            "codename",
-            "created_at",
-            "succeeded",
-            "config_sha256",
-            "end_user__id",
-            "end_user__external_id",
-            "end_user__display_name",
-        )
         .order_by("created_at", "id")
+        .values_list("id", "challenge_id", "end_user_id", "codename", "created_at", "config_sha256")
     )
+    return [
+        _Win(attempt_id, challenge_id, end_user_id, codename, won_at, bool(config_sha256))
+        for attempt_id, challenge_id, end_user_id, codename, won_at, config_sha256 in rows
+    ]
 
 
 def bounty_standings(*, bounties: list[Bounty]) -> list[BountyStanding]:
-    """Each bounty with the payouts it owes now, in the order given."""
+    """Each bounty with the payouts it owes now, in the order given: three queries (the
+    wins, then the players paid) whatever the number of bounties."""
     bounties = list(bounties)
-    wins = _first_wins({bounty.challenge_id for bounty in bounties})
-    standings = []
+    wins_of: dict[Any, list[_Win]] = {}
+    for win in _first_wins({bounty.challenge_id for bounty in bounties}):
+        wins_of.setdefault(win.challenge_id, []).append(win)
+    owed: list[tuple[Bounty, list[_Win]]] = []
     for bounty in bounties:
-        payouts: list[Payout] = []
+        chosen: list[_Win] = []
         paid_players = set()
         allowed = bounty.winners_allowed
-        for win in wins:
-            if allowed is not None and len(payouts) >= allowed:
+        for win in wins_of.get(bounty.challenge_id, []):
+            if allowed is not None and len(chosen) >= allowed:
                 break
-            if win.challenge_id != bounty.challenge_id:
-                continue
             if bounty.codename and win.codename != bounty.codename:
                 continue
             if win.end_user_id in paid_players:
                 continue  # a player is paid once per bounty, for their earliest win
             paid_players.add(win.end_user_id)
-            payouts.append(
+            chosen.append(win)
+        owed.append((bounty, chosen))
+    player_ids = {win.end_user_id for _, chosen in owed for win in chosen}
+    players = EndUser.objects.in_bulk(player_ids) if player_ids else {}
+    return [
+        BountyStanding(
+            bounty=bounty,
+            payouts=[
                 Payout(
                     bounty=bounty,
-                    end_user=win.end_user,
-                    attempt_id=win.id,
+                    end_user=players[win.end_user_id],
+                    attempt_id=win.attempt_id,
                     codename=win.codename,
-                    won_at=win.created_at,
+                    won_at=win.won_at,
                     amount=bounty.amount,
-                    place=len(payouts) + 1,
-                    proof_id=win.proof_id,
+                    place=place,
+                    proof_id=win.attempt_id if win.has_proof else None,
                 )
-            )
-        standings.append(BountyStanding(bounty=bounty, payouts=payouts))
-    return standings
+                for place, win in enumerate(chosen, start=1)
+            ],
+        )
+        for bounty, chosen in owed
+    ]
 
 
 def payouts_for(*, bounties: QuerySet[Bounty]) -> list[Payout]:

@@ -5,9 +5,11 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
+from django_celery_beat.models import PeriodicTask
 
 from challenges.models import Wave
 from challenges.services.waves import wave_create
+from challenges.tasks import WAVES_TICK_TASK
 from tests.factories import make_challenge
 
 pytestmark = pytest.mark.django_db
@@ -113,3 +115,9 @@ def test_a_creator_reschedules_a_wave_and_a_viewer_cannot(creator_api, viewer_ap
     assert "closes_at" in backwards.json()["error"]["fields"]
     assert creator_api.delete(f"{URL}/{wave.id}").status_code == 204
     assert not Wave.objects.exists()
+
+
+def test_migrate_installs_the_beat_task_that_opens_and_closes_waves():
+    task = PeriodicTask.objects.get(task=WAVES_TICK_TASK)
+    assert task.enabled
+    assert (task.interval.every, task.interval.period) == (1, "minutes")

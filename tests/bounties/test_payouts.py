@@ -161,7 +161,7 @@ def test_an_unknown_codename_is_refused_with_the_known_ones(workspace):
     assert "Teal" in refused.value.fields["codename"][0]
 
 
-def test_payouts_of_many_bounties_and_wins_take_two_queries(workspace):
+def test_payouts_of_many_bounties_and_wins_take_three_queries(workspace):
     challenges = [make_challenge(workspace=workspace) for _ in range(5)]
     players = [make_end_user(workspace=workspace) for _ in range(20)]
     for challenge in challenges:
@@ -175,7 +175,8 @@ def test_payouts_of_many_bounties_and_wins_take_two_queries(workspace):
             bounties=list(Bounty.objects.select_related("challenge").order_by("created_at"))
         )
 
-    assert len(queries) == 2  # the bounties, then the wins of all their challenges
+    # The bounties, the wins of all their challenges, the players paid.
+    assert len(queries) == 3
     assert sum(standing.winners for standing in standings) == 5 * (10 + 1)
     assert ChallengeAttempt.objects.count() == 100
 

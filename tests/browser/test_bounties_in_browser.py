@@ -7,6 +7,7 @@ what a bounty owes is read from the wins, so one offered afterwards pays them.""
 import csv
 import io
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.utils import timezone
@@ -61,7 +62,8 @@ def test_a_bounty_is_offered_won_and_paid_out(chromium, site, viewport):
     assert "Week 1" in module
     with admin.expect_download() as download_info:
         admin.click("#dashboard-bounties a[download]")
-    table = list(csv.DictReader(io.StringIO(open(download_info.value.path()).read())))
+    text = Path(download_info.value.path()).read_text()
+    table = list(csv.DictReader(io.StringIO(text)))
     assert [row["player"] for row in table] == ["ana", "ben"]
     assert all("/proofs/" in row["proof_url"] for row in table)
 
