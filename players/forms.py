@@ -83,6 +83,13 @@ class ProfileForm(forms.Form):
     notify_on_waves = forms.BooleanField(
         label="Email me when a new wave of challenges opens where I play", required=False
     )
+    share_attempts = forms.BooleanField(
+        label="Share my attempts in public datasets (masked, under a pseudonym)",
+        help_text="Off unless you turn it on. Organisers may then publish every attempt you "
+        "make (prompts and replies, secrets masked) under a pseudonym, never your name or "
+        "email.",
+        required=False,
+    )
     interface_language = forms.ChoiceField(
         label="Interface language (also for mails)",
         choices=[("", "The site's default")] + list(settings.LANGUAGES),

@@ -311,6 +311,9 @@ class PlayerProfile(models.Model):
     notify_on_record_beaten = models.BooleanField(default=True)
     # Mail when a wave of challenges opens in a workspace the player played in.
     notify_on_waves = models.BooleanField(default=True, db_default=True)
+    # Consent to the public dataset export (SPEC §10 Exports, docs/exports.md): only the
+    # attempts of players who said yes go into it, masked and under a pseudonym.
+    share_attempts = models.BooleanField(default=False, db_default=False)
     # One of settings.LANGUAGES (taken from Accept-Language at sign-up); mails use it.
     interface_language = models.CharField(max_length=10, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

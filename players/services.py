@@ -237,6 +237,7 @@ def profile_update(
     notify_on_record_beaten: bool | None = None,
     notify_on_waves: bool | None = None,
     interface_language: str | None = None,
+    share_attempts: bool | None = None,
 ) -> PlayerProfile:
     """Change what was given; a new display name also renames the player on every leaderboard."""
     errors: dict[str, list[str]] = {}
@@ -256,6 +257,7 @@ def profile_update(
         "notify_on_record_beaten": notify_on_record_beaten,
         "notify_on_waves": notify_on_waves,
         "interface_language": interface_language,
+        "share_attempts": share_attempts,
     }
     for field, value in changes.items():
         if value is not None:

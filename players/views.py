@@ -44,6 +44,7 @@ def profile(request: HttpRequest) -> HttpResponse:
                 "notify_on_record_beaten": current.notify_on_record_beaten,
                 "notify_on_waves": current.notify_on_waves,
                 "interface_language": current.interface_language,
+                "share_attempts": current.share_attempts,
             }
         )
     return _profile_page(request, form=form, profile=current)
@@ -68,6 +69,7 @@ def _profile_page(
                 "notify_on_record_beaten": profile.notify_on_record_beaten,
                 "notify_on_waves": profile.notify_on_waves,
                 "interface_language": profile.interface_language,
+                "share_attempts": profile.share_attempts,
             }
         )
     return render(

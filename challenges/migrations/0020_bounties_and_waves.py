@@ -27,7 +27,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ("django_celery_beat", "0019_alter_periodictasks_options"),
         ('challenges', '0019_attempt_source_agent'),
-        ('players', '0010_playerprofile_notify_on_waves'),
+        ('players', '0011_playerprofile_notify_on_waves'),
     ]
 
     operations = [

@@ -17,6 +17,7 @@ def test_it_shows_the_logged_in_player(player):
         "notify_on_record_beaten": True,
         "notify_on_waves": True,
         "interface_language": "",
+        "share_attempts": False,
     }
 
 
