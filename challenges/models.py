@@ -357,6 +357,10 @@ class ChallengeAttempt(models.Model):
     tokens_total = models.PositiveIntegerField(null=True, blank=True)
     # What the model calls of the attempt cost at the workspace's prices (docs/budgets.md).
     cost = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
+    # The judge calls' own use (each judge's is in `judges`), counted apart from the
+    # target's: `tokens_total` is what the player's prompt drew and what boards rank by.
+    judge_tokens = models.PositiveIntegerField(null=True, blank=True)
+    judge_cost = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
     elapsed_ms = models.PositiveIntegerField(null=True, blank=True)
 
     # Kept in full only on success; a failed attempt keeps a fingerprint and a length.
@@ -978,8 +982,11 @@ class Spend(models.Model):
     end_user = models.ForeignKey(
         EndUser, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
     )
+    # Everything used (the targets' and the judges'); `judge_*` is the judges' part of it.
     tokens = models.PositiveBigIntegerField(default=0)
     cost = models.DecimalField(max_digits=16, decimal_places=6, default=0)
+    judge_tokens = models.PositiveBigIntegerField(default=0, db_default=0)
+    judge_cost = models.DecimalField(max_digits=16, decimal_places=6, default=0, db_default=0)
 
     class Meta:
         constraints = [
