@@ -171,6 +171,7 @@ class AttemptOutputSerializer(serializers.ModelSerializer):
     near_copy_of = serializers.UUIDField(source="near_copy_of_id", allow_null=True)
     similarity = serializers.FloatField(source="near_copy_similarity", allow_null=True)
     cost = MoneyField(read_only=True)
+    judge_cost = MoneyField(read_only=True)
     verdict_status = serializers.ChoiceField(["passed", "failed", "under_review"], read_only=True)
     judges = serializers.ListField(child=serializers.DictField(), allow_null=True)
 
@@ -191,6 +192,8 @@ class AttemptOutputSerializer(serializers.ModelSerializer):
             "judge_output_raw",
             "tokens_total",
             "cost",
+            "judge_tokens",
+            "judge_cost",
             "elapsed_ms",
             "prompt",
             "response",
