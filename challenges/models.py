@@ -447,6 +447,8 @@ class Review(models.Model):
         PANEL = "panel"
         APPEAL = "appeal"
         REOPENED = "reopened"
+        # A red/blue pairing whose judge panel disagreed (its `pairing`, no attempt).
+        PAIRING = "pairing"
 
     class Status(models.TextChoices):
         OPEN = "open"
@@ -458,8 +460,20 @@ class Review(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
-    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="reviews")
-    attempt = models.ForeignKey(ChallengeAttempt, on_delete=models.CASCADE, related_name="reviews")
+    # An attempt's review names its challenge and attempt; a red/blue pairing's its pairing.
+    challenge = models.ForeignKey(
+        Challenge, on_delete=models.CASCADE, null=True, blank=True, related_name="reviews"
+    )
+    attempt = models.ForeignKey(
+        ChallengeAttempt, on_delete=models.CASCADE, null=True, blank=True, related_name="reviews"
+    )
+    pairing = models.ForeignKey(
+        "redblue.TeamPairing",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="reviews",
+    )
     kind = models.CharField(max_length=10, choices=Kind.choices)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
     # The player's appeal note, or the creator's reason for reopening.
@@ -483,10 +497,22 @@ class Review(models.Model):
                 fields=["attempt"], condition=Q(status="open"), name="review_one_open_per_attempt"
             ),
             models.UniqueConstraint(
+                fields=["pairing"], condition=Q(status="open"), name="review_one_open_per_pairing"
+            ),
+            models.CheckConstraint(
+                condition=Q(kind="pairing", attempt__isnull=True, pairing__isnull=False)
+                | (
+                    ~Q(kind="pairing")
+                    & Q(attempt__isnull=False, challenge__isnull=False, pairing__isnull=True)
+                ),
+                name="review_names_one_subject",
+            ),
+            models.UniqueConstraint(
                 fields=["attempt"], condition=Q(kind="appeal"), name="review_one_appeal_per_attempt"
             ),
             models.CheckConstraint(
-                condition=Q(kind__in=["panel", "appeal", "reopened"]), name="review_kind_valid"
+                condition=Q(kind__in=["panel", "appeal", "reopened", "pairing"]),
+                name="review_kind_valid",
             ),
             models.CheckConstraint(
                 condition=Q(status="open", decision="")
@@ -496,7 +522,8 @@ class Review(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.get_kind_display()} review of {self.attempt_id} ({self.status})"
+        subject = self.attempt_id or self.pairing_id
+        return f"{self.get_kind_display()} review of {subject} ({self.status})"
 
 
 class ReviewAudit(models.Model):
@@ -505,7 +532,13 @@ class ReviewAudit(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
     review = models.ForeignKey(Review, on_delete=models.CASCADE, related_name="audit")
-    attempt = models.ForeignKey(ChallengeAttempt, on_delete=models.CASCADE, related_name="+")
+    # The review's attempt, or (a red/blue pairing's review) its pairing.
+    attempt = models.ForeignKey(
+        ChallengeAttempt, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    pairing = models.ForeignKey(
+        "redblue.TeamPairing", on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -519,7 +552,7 @@ class ReviewAudit(models.Model):
         indexes = [models.Index(fields=["workspace", "-at"])]
 
     def __str__(self) -> str:
-        return f"{self.attempt_id}: {self.before} → {self.after}"
+        return f"{self.attempt_id or self.pairing_id}: {self.before} → {self.after}"
 
 
 class AttemptOwnText(models.Model):

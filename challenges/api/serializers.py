@@ -3,6 +3,7 @@ from rest_framework import serializers
 
 from challenges.models import Challenge, ChallengeAttempt, Secret
 from challenges.services.challenges import CHALLENGE_FIELDS
+from challenges.review_subjects import pairing_reviews
 from challenges.targets import (
     MAX_TARGETS,
     TargetEntrySerializer,
@@ -315,6 +316,8 @@ class LeaderboardSerializer(serializers.Serializer):
 def review_transcript(review) -> dict:
     """The attempt's prompt and reply; for an appeal of an attempt that kept no text, the
     player's own copy: by appealing they ask the creator to read it."""
+    if review.kind == "pairing":
+        return pairing_reviews().transcript(review)
     attempt = review.attempt
     if not attempt.prompt and review.kind == "appeal":
         own = getattr(attempt, "own_text", None) if hasattr(attempt, "own_text") else None
@@ -327,9 +330,12 @@ class ReviewOutputSerializer(serializers.Serializer):
     """A review row as creators see it (SPEC §10): the transcript unmasked as stored."""
 
     id = serializers.UUIDField()
-    attempt_id = serializers.UUIDField()
-    challenge_id = serializers.UUIDField()
-    kind = serializers.CharField()
+    attempt_id = serializers.UUIDField(allow_null=True, help_text="Null for a pairing's review")
+    challenge_id = serializers.UUIDField(allow_null=True)
+    pairing_id = serializers.UUIDField(
+        allow_null=True, help_text="kind 'pairing': the red/blue pairing under review"
+    )
+    kind = serializers.CharField(help_text="panel, appeal, reopened or pairing (red/blue)")
     status = serializers.CharField()
     transcript = serializers.SerializerMethodField()
     judges = serializers.SerializerMethodField()
@@ -343,6 +349,8 @@ class ReviewOutputSerializer(serializers.Serializer):
         return review_transcript(review)
 
     def get_judges(self, review) -> list[dict]:
+        if review.kind == "pairing":
+            return pairing_reviews().judges(review)
         return review.attempt.judges or []
 
 
@@ -350,7 +358,8 @@ class AuditOutputSerializer(serializers.Serializer):
     id = serializers.UUIDField()
     actor = serializers.SerializerMethodField()
     at = serializers.DateTimeField()
-    attempt_id = serializers.UUIDField()
+    attempt_id = serializers.UUIDField(allow_null=True)
+    pairing_id = serializers.UUIDField(allow_null=True)
     review_id = serializers.UUIDField()
     before = serializers.CharField()
     after = serializers.CharField()
