@@ -161,8 +161,10 @@ def _request_text(request: dict) -> str:
 def offline_token_use(model: str, *, request_text: str, answer: Any) -> TokenUse:
     """What a judge call would have used, counted as the targets count (about four
     characters a token): deterministic, so an offline demo spends and prices as a real one."""
-    text = answer if isinstance(answer, str) else json.dumps(
-        {key: value for key, value in answer.items() if not key.startswith("_")}
+    text = (
+        answer
+        if isinstance(answer, str)
+        else json.dumps({key: value for key, value in answer.items() if not key.startswith("_")})
     )
     return TokenUse(model, rough_token_count(request_text), rough_token_count(text))
 

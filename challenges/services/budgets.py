@@ -269,9 +269,7 @@ def judge_estimate(*, challenge: Challenge, config: TargetConfig) -> tuple[Token
         return ()
     try:
         judge = judge_for(judge_config=challenge.judge_config, judge_panel=challenge.judge_panel)
-        return judge.token_estimate(
-            goal=challenge.goal, response_tokens=_reply_estimate(config)
-        )
+        return judge.token_estimate(goal=challenge.goal, response_tokens=_reply_estimate(config))
     except JudgeConfigError:
         return ()  # the attempt is refused with 422 once judged; nothing to reserve for
 

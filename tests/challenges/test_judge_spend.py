@@ -54,7 +54,9 @@ def play(user, challenge, prompt=PROMPT):
 
 
 def spend_row(challenge) -> Spend:
-    return Spend.objects.get(workspace_id=challenge.workspace_id, challenge=challenge, end_user=None)
+    return Spend.objects.get(
+        workspace_id=challenge.workspace_id, challenge=challenge, end_user=None
+    )
 
 
 def test_a_judge_call_records_its_usage_and_cost_and_spends_it(

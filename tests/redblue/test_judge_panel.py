@@ -201,3 +201,24 @@ def test_a_bad_panel_on_a_suite_is_refused(creator_api, red_blue):
     )
     assert response.status_code == 400
     assert set(response.json()["error"]["fields"]) >= {"judge_panel"}
+
+
+def test_the_admin_review_page_shows_and_decides_a_pairing(paneled, players, fake_openai, creator):
+    pairing = disputed(paneled, players, fake_openai)
+    review = Review.objects.get(pairing=pairing)
+    browser = client_for(creator)
+    browser.force_login(creator)
+    listing = browser.get("/admin/challenges/review/")
+    assert listing.status_code == 200
+    page = browser.get(f"/admin/challenges/review/{review.id}/change/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "CBRNE · openai/judge-a" in html and TARGET_REPLY in html
+    decided = browser.post(
+        f"/admin/challenges/review/{review.id}/change/",
+        {"outcome": "fail", "decision_reason": "Held."},
+    )
+    assert decided.status_code == 302
+    pairing.refresh_from_db()
+    assert pairing.status == "completed"
+    assert browser.get("/admin/challenges/reviewaudit/").status_code == 200
