@@ -101,7 +101,6 @@ WAITING = (
 
 def sample_lock_waits(stop_event: threading.Event, samples: list[int]) -> None:
     import psycopg
-
     from django.db import connection
 
     settings = connection.settings_dict
@@ -195,10 +194,8 @@ def main() -> None:
         f"{args.workers} worker(s), {args.players} players, budget {args.budget}, "
         f"{elapsed:.1f} s; statuses {dict(sorted(statuses.items()))}"
     )
-    print(
-        f"recorded attempts/s: {recorded / elapsed:.1f}; attempt p50 "
-        f"{1000 * percentile(latencies, 0.5):.0f} ms, p99 {1000 * percentile(latencies, 0.99):.0f} ms"
-    )
+    p50, p99 = (1000 * percentile(latencies, share) for share in (0.5, 0.99))
+    print(f"recorded attempts/s: {recorded / elapsed:.1f}; attempt p50 {p50:.0f} ms, p99 {p99:.0f} ms")
     print(
         f"spend-row lock waits: {len(waiting)} of {len(samples)} samples "
         f"({100 * len(waiting) / max(len(samples), 1):.1f}%), most at once "

@@ -10,8 +10,8 @@ class RedblueConfig(AppConfig):
     def ready(self) -> None:
         # Celery's autodiscovery looks for redblue.tasks only, and services enqueue tasks by
         # name: importing the modules registers them.
-        from redblue.arena import tasks as arena_tasks  # noqa: F401
         from challenges.review_subjects import pairing_reviews_register
+        from redblue.arena import tasks as arena_tasks  # noqa: F401
         from redblue.teams import tasks as teams_tasks  # noqa: F401
         from redblue.teams.reviews import PairingReviewHandler
         from redblue.teams.selectors import red_blue_subjects

@@ -2,8 +2,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from challenges.models import Challenge, ChallengeAttempt, Secret
-from challenges.services.challenges import CHALLENGE_FIELDS
 from challenges.review_subjects import pairing_reviews
+from challenges.services.challenges import CHALLENGE_FIELDS
 from challenges.targets import (
     MAX_TARGETS,
     TargetEntrySerializer,

@@ -13,10 +13,10 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from challenges.models import Review
 from challenges.validation import theme_errors
 from core.errors import ApplicationError
 from core.ratelimit import rate_limit_hit
-from challenges.models import Review
 from judging.category_judge import suite_errors
 from judging.judge_config import judge_config_errors
 from judging.judges import judge_panel_messages
