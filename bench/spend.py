@@ -195,7 +195,7 @@ def main() -> None:
         f"{elapsed:.1f} s; statuses {dict(sorted(statuses.items()))}"
     )
     p50, p99 = (1000 * percentile(latencies, share) for share in (0.5, 0.99))
-    print(f"recorded attempts/s: {recorded / elapsed:.1f}; attempt p50 {p50:.0f} ms, p99 {p99:.0f} ms")
+    print(f"recorded attempts/s: {recorded / elapsed:.1f}; p50 {p50:.0f} ms, p99 {p99:.0f} ms")
     print(
         f"spend-row lock waits: {len(waiting)} of {len(samples)} samples "
         f"({100 * len(waiting) / max(len(samples), 1):.1f}%), most at once "
