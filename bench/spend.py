@@ -187,7 +187,8 @@ def main() -> None:
 
     attempts = ChallengeAttempt.objects.filter(challenge_id=challenge_id)
     sums = attempts.aggregate(tokens=Sum("tokens_total"), judges=Sum("judge_tokens"))
-    row = Spend.objects.get(challenge_id=challenge_id, end_user__isnull=True)
+    row = Spend.objects.filter(challenge_id=challenge_id, end_user__isnull=True).first()
+    row = row or Spend(tokens=0, judge_tokens=0)
     recorded = attempts.count()
     waiting = [count for count in samples if count]
     print(
