@@ -6,6 +6,9 @@ after-commit step that pushes a live frame stores the same drawing (`board_cache
 a read that misses draws and stores it (`board_cache_fill`); a change to what a board
 shows outside its rows drops it (`board_cache_drop`, challenges/receivers.py).
 
+The agents' and the humans' boards (`?players=`) have a key each beside it, named after
+the filter. They have no live frame: a refresh drops them, and the next read fills them.
+
 Writes race: two refreshes after two commits can finish in either order, and a refresh
 that read a board before its challenge was hidden can finish after the drop. So every
 refresh and drop first bumps the board's generation counter, and a drawing is stored only
@@ -91,8 +94,17 @@ def _key_prefix() -> str:
     return settings.CACHES["default"].get("KEY_PREFIX") or "phc"
 
 
-def board_cache_key(challenge_id: Any) -> str:
-    return f"{_key_prefix()}:board:{challenge_id}"
+# The parts of a board stored beside the whole one (challenges/selectors/standings.py).
+_PARTS = ("agents", "humans")
+
+
+def board_cache_key(challenge_id: Any, players: str = "") -> str:
+    suffix = f":{players}" if players else ""
+    return f"{_key_prefix()}:board:{challenge_id}{suffix}"
+
+
+def _all_keys(challenge_id: str) -> list[str]:
+    return [board_cache_key(challenge_id, players) for players in ("", *_PARTS)]
 
 
 def _generation_key(challenge_id: Any) -> str:
@@ -144,16 +156,17 @@ def _decode(raw: bytes) -> CachedBoard | None:
 # --- reading: one GET, from async code, never raising for Redis ---------------------------
 
 
-async def board_cached(challenge_id: Any) -> CachedBoard | None:
-    """The stored default board of a visible challenge; None on a miss, for an id that is
-    no UUID, without Redis, or when Redis does not answer. Touches neither a request nor
-    the database: a hit proves the challenge visible (only visible boards are stored)."""
+async def board_cached(challenge_id: Any, players: str = "") -> CachedBoard | None:
+    """The stored default board of a visible challenge (`players`: its agents' or humans'
+    part); None on a miss, for an id that is no UUID or a `players` that is no part, without
+    Redis, or when Redis does not answer. Touches neither a request nor the database: a hit
+    proves the challenge visible (only visible boards are stored)."""
     url = _redis_url()
     canonical = _canonical_id(challenge_id) if url else None
-    if canonical is None:
+    if canonical is None or (players and players not in _PARTS):
         return None
     try:
-        raw = await redis_client().get(board_cache_key(canonical))
+        raw = await redis_client().get(board_cache_key(canonical, players))
     except (RedisError, OSError) as error:
         _warn("read a board", error)
         return None
@@ -197,9 +210,14 @@ def _generation_bump(client: redis.Redis, challenge_id: str) -> int:
 
 
 def _store_if_current(
-    client: redis.Redis, challenge_id: str, generation: int, board: CachedBoard, seconds: int
+    client: redis.Redis,
+    challenge_id: str,
+    generation: int,
+    board: CachedBoard,
+    seconds: int,
+    players: str = "",
 ) -> bool:
-    keys = [board_cache_key(challenge_id), _generation_key(challenge_id)]
+    keys = [board_cache_key(challenge_id, players), _generation_key(challenge_id)]
     args = [str(generation), _encode(board), seconds]
     return bool(client.eval(_STORE_IF_CURRENT, 2, *keys, *args))
 
@@ -263,14 +281,17 @@ def board_cache_refresh(*, challenge_id: Any) -> dict[str, Any] | None:
             _store_if_current(client, canonical, generation, board, seconds)
         except RedisError as error:
             _warn("store a board", error)
+        # The agents' and humans' parts are drawn again by the next read that wants them.
+        _delete(client, canonical, parts_only=True)
     # Pushed even when a newer refresh won the store: the frame's version orders them.
     return rendered.standings
 
 
-def board_cache_fill(*, challenge_id: Any) -> CachedBoard | None:
-    """On a miss: the visible challenge's public board drawn from the database and stored
-    unless a refresh or drop began meanwhile, or its boards are not public (the caller
-    has checked the viewer then); None for an unknown or inactive challenge."""
+def board_cache_fill(*, challenge_id: Any, players: str = "") -> CachedBoard | None:
+    """On a miss: the visible challenge's public board (`players`: its agents' or humans'
+    part) drawn from the database and stored unless a refresh or drop began meanwhile, or
+    its boards are not public (the caller has checked the viewer then); None for an
+    unknown or inactive challenge."""
     canonical = _canonical_id(challenge_id)
     if canonical is None:
         return None
@@ -287,20 +308,21 @@ def board_cache_fill(*, challenge_id: Any) -> CachedBoard | None:
     challenge = challenge_visible_by_id(challenge_id=canonical)
     if challenge is None:
         return None
-    rendered = board_render(challenge=challenge)
+    rendered = board_render(challenge=challenge, players=players)
     board = _cached_board(rendered, generation)
     seconds = _keep_seconds(rendered, challenge)
     if client is not None and generation is not None and seconds is not None:
         try:
-            _store_if_current(client, canonical, generation, board, seconds)
+            _store_if_current(client, canonical, generation, board, seconds, players)
         except RedisError as error:
             _warn("store a board", error)
     return board
 
 
-def _delete(client: redis.Redis, challenge_id: str) -> None:
+def _delete(client: redis.Redis, challenge_id: str, *, parts_only: bool = False) -> None:
+    keys = _all_keys(challenge_id)
     try:
-        client.delete(board_cache_key(challenge_id))
+        client.delete(*(keys[1:] if parts_only else keys))
     except RedisError as error:
         _warn("drop a board", error)
 

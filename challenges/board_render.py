@@ -49,6 +49,7 @@ def board_body(
         "scoring_strategy": challenge.scoring_strategy,
         "frozen_at": view.cutoff,
         "bracket": view.bracket.slug if view.bracket else None,
+        "players": view.players or "all",
         "limit": limit,
         "entries": rows,
     }
@@ -82,10 +83,11 @@ def board_html(*, challenge: Challenge, rows: list[LeaderboardRow], view: BoardV
     )
 
 
-def board_render(*, challenge: Challenge) -> RenderedBoard:
+def board_render(*, challenge: Challenge, players: str = "") -> RenderedBoard:
     """The public default board (LEADERBOARD_DEFAULT_LIMIT rows, every bracket, frozen while
-    the event is) in every form it is served in, and the view it was drawn for."""
-    view = board_view_public(workspace=challenge.workspace)
+    the event is; `players`: the agents' or humans' part) in every form it is served in, and
+    the view it was drawn for."""
+    view = board_view_public(workspace=challenge.workspace, players=players)
     limit = settings.LEADERBOARD_DEFAULT_LIMIT
     rows = leaderboard_for_challenge(challenge=challenge, limit=limit, view=view)
     body = board_body(challenge=challenge, rows=rows, limit=limit, view=view)

@@ -332,6 +332,9 @@ class ChallengeAttempt(models.Model):
         WEB = "web"
         API = "api"
         BRIDGE = "bridge"
+        # Made through the web API (or MCP) with an agent's token: ranks on the agents'
+        # boards, every other source on the humans' (docs/agents-as-players.md).
+        AGENT = "agent"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
@@ -412,7 +415,8 @@ class ChallengeAttempt(models.Model):
                 name="attempt_unique_idempotency_key",
             ),
             models.CheckConstraint(
-                condition=Q(source__in=["web", "api", "bridge"]), name="attempt_source_valid"
+                condition=Q(source__in=["web", "api", "bridge", "agent"]),
+                name="attempt_source_valid",
             ),
         ]
 

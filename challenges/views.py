@@ -32,7 +32,7 @@ from challenges.selectors.levels import (
     next_level,
     solved_challenge_ids_of_account,
 )
-from challenges.selectors.standings import board_view
+from challenges.selectors.standings import board_filters, board_view
 from challenges.services.budgets import budget_paused_reason
 from challenges.services.hints import hint_unlock
 from challenges.services.reviews import attempt_appeal
@@ -84,7 +84,7 @@ def _leaderboard_context(request, challenge: Challenge, end_user: EndUser | None
     view = board_view(
         workspace=challenge.workspace,
         viewer=request.user,
-        bracket_slug=request.GET.get("bracket", ""),
+        **board_filters(request.GET, page=True),
     )
     target_names = codenames(challenge)
     # Several targets: one model's board (an unknown codename shows the combined one).

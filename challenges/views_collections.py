@@ -14,7 +14,7 @@ from challenges.selectors.collections import (
     leaderboard_for_collection,
 )
 from challenges.selectors.levels import prerequisite_locked_ids_of_account
-from challenges.selectors.standings import board_view
+from challenges.selectors.standings import board_filters, board_view
 from challenges.views import theme_style
 from core.errors import ApplicationError
 from players.selectors import brackets_of_workspace
@@ -28,7 +28,7 @@ def collection_page(request: HttpRequest, slug: str) -> HttpResponse:
     view = board_view(
         workspace=collection.workspace,
         viewer=request.user,
-        bracket_slug=request.GET.get("bracket", ""),
+        **board_filters(request.GET, page=True),
     )
     progress = collection_progress(collection=collection, account=request.user)
     challenges = []

@@ -18,7 +18,7 @@ from challenges.selectors.scoreboard import (
     scoreboard_timelines,
     scoreboard_workspaces,
 )
-from challenges.selectors.standings import board_view
+from challenges.selectors.standings import board_filters, board_view
 from players.selectors import brackets_of_workspace
 
 STANDINGS_LIMIT = 50
@@ -124,16 +124,16 @@ def _scoreboard_context(request: HttpRequest, workspace_slug: str | None) -> dic
         view = board_view(
             workspace=workspace,
             viewer=request.user,
-            bracket_slug=request.GET.get("bracket", ""),
+            **board_filters(request.GET, page=True),
         )
     if view is not None and view.shown:
         standings = scoreboard_standings(workspace=workspace, limit=STANDINGS_LIMIT, view=view)
         timelines = scoreboard_timelines(workspace=workspace, standings=standings, view=view)
         # A frozen graph ends at the freeze: its last step is the standings shown.
         graph = score_graph(timelines, now=view.cutoff or timezone.now())
-        # A bracket's standings are read when the page (re)loads; the live frames carry
-        # every bracket's board.
-        challenge_ids = [] if view.bracket else scoreboard_challenge_ids(workspace=workspace)
+        # A bracket's (or the agents' or humans') standings are read when the page
+        # (re)loads; the live frames carry the whole board.
+        challenge_ids = [] if view.filtered else scoreboard_challenge_ids(workspace=workspace)
         brackets = brackets_of_workspace(workspace_id=workspace.id)
     return {
         "workspaces": workspaces,

@@ -1,5 +1,7 @@
-"""The arena's MCP endpoints (redblue/arena/mcp.py) served in front of the site, at the paths
-SpecArena serves them: /api/arena/mcp and /api/chat/mcp, and the same under /api/v1/.
+"""The MCP endpoints served in front of the site: the arena's (redblue/arena/mcp.py) at the
+paths SpecArena serves them, /api/arena/mcp and /api/chat/mcp and the same under /api/v1/;
+and the players' and agents' (challenges/mcp.py) at /mcp/challenges, outside /api/, whose
+/api/challenges/{name} is SpecArena's (SPEC §9 Agents).
 
 Streamable HTTP, stateless and answering in JSON: any worker of any machine answers any
 call, and no stream outlives its request. The SDK's session managers need a running task
@@ -20,6 +22,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import INVALID_REQUEST
 
+from challenges.mcp import challenges_mcp_server
 from core.fastlane import LaneRequest, headers_as_django_reads, lane_may_answer
 from redblue.arena.mcp import ARENA_TOOLS, CHAT_TOOLS, RestTool, arena_mcp_server
 
@@ -32,6 +35,7 @@ ENDPOINTS = {
     "/api/v1/arena/mcp": "arena",
     "/api/chat/mcp": "chat",
     "/api/v1/chat/mcp": "chat",
+    "/mcp/challenges": "challenges",
 }
 # How long the lifespan's shutdown waits for the managers before cancelling them.
 STOP_SECONDS = 2.0
@@ -44,6 +48,7 @@ class _Running:
         self.managers = {
             "arena": _manager("arena", ARENA_TOOLS, rest_app),
             "chat": _manager("chat", CHAT_TOOLS, rest_app),
+            "challenges": _stateless(challenges_mcp_server(rest_app=rest_app)),
         }
         self.loop = asyncio.get_running_loop()
         self.ready = asyncio.Event()
@@ -80,8 +85,14 @@ class _Running:
 def _manager(
     name: str, tools: tuple[RestTool, ...], rest_app: ASGIApp
 ) -> StreamableHTTPSessionManager:
+    return _stateless(
+        arena_mcp_server(name=f"prompt-challenges-{name}", tools=tools, rest_app=rest_app)
+    )
+
+
+def _stateless(server) -> StreamableHTTPSessionManager:
     return StreamableHTTPSessionManager(
-        app=arena_mcp_server(name=f"prompt-challenges-{name}", tools=tools, rest_app=rest_app),
+        app=server,
         stateless=True,
         json_response=True,
         # The host is checked as Django checks it (ALLOWED_HOSTS), before the SDK sees it.

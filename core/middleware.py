@@ -7,9 +7,11 @@ import uuid
 from contextvars import ContextVar
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.utils.decorators import sync_and_async_middleware
 from django.utils.log import log_response
+
+from core.errors import NotFoundError
 
 # SPEC §5: SpecArena's error shape under /api/ (but the OpenAPI pages are ours), the SPEC's
 # everywhere else.
@@ -101,6 +103,8 @@ class ApiErrors:
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not is_api_path(request.path):
+            if isinstance(exception, NotFoundError):
+                raise Http404(exception.message)  # a service's "no such thing" on a page
             return None  # pages keep Django's error page
         response = error_json(
             request.path, status=500, code="server_error", message=SERVER_ERROR_MESSAGE

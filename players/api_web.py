@@ -8,15 +8,17 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.errors import ApplicationError
 from players import auth_flows
 from players.link_codes import end_user_unlink, link_code_create
 from players.models import ApiToken
 from players.selectors import (
     linked_identities_for_account,
     profile_for_account,
+    tokens_for_account,
     workspace_for_linking,
 )
-from players.services import profile_update, token_issue, token_revoke
+from players.services import profile_update, token_create, token_issue, token_revoke
 
 _PASSWORD_MAX = 200
 
@@ -257,4 +259,64 @@ class MeLinkApi(APIView):
     @extend_schema(request=None, responses={204: None})
     def delete(self, request, end_user_id: str):
         end_user_unlink(account=request.user, end_user_id=end_user_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class TokenOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField(allow_blank=True)
+    agent = serializers.BooleanField(help_text="Attempts made with it rank on ?players=agents")
+    prefix = serializers.CharField(help_text="The token's first characters, to tell it apart")
+    created_at = serializers.DateTimeField()
+    last_used_at = serializers.DateTimeField(allow_null=True)
+    expires_at = serializers.DateTimeField()
+
+
+class TokenCreatedSerializer(TokenOutputSerializer):
+    access_token = serializers.CharField(help_text="Shown once: send it as Bearer")
+
+
+class MeTokensApi(APIView):
+    """The caller's API tokens (SPEC §9 Agents): list them, or create one, for a script or
+    for an agent whose attempts rank on the agents' boards."""
+
+    permission_classes = [IsAuthenticated]
+
+    class TokenInputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=100)
+        agent = serializers.BooleanField(default=False)
+
+    @extend_schema(responses=TokenOutputSerializer(many=True))
+    def get(self, request):
+        tokens = tokens_for_account(account=request.user)
+        return Response(TokenOutputSerializer(tokens, many=True).data)
+
+    @extend_schema(request=TokenInputSerializer, responses={201: TokenCreatedSerializer})
+    def post(self, request):
+        data = self.TokenInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        if getattr(request.auth, "agent", False):
+            # Else an agent could mint itself a person's token and play on their boards.
+            raise ApplicationError(
+                "An agent's token cannot create tokens; sign in as yourself to make one.",
+                code="agent_token",
+                status=403,
+            )
+        token, raw = token_create(
+            user=request.user,
+            name=data.validated_data["name"],
+            agent=data.validated_data["agent"],
+        )
+        body = TokenCreatedSerializer({**TokenOutputSerializer(token).data, "access_token": raw})
+        return Response(
+            body.data, status=status.HTTP_201_CREATED, headers={"Cache-Control": "no-store"}
+        )
+
+
+class MeTokenApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={204: None})
+    def delete(self, request, token_id: int):
+        token_revoke(user=request.user, token_id=token_id)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -85,3 +85,14 @@ class ProfileForm(forms.Form):
         choices=[("", "The site's default")] + list(settings.LANGUAGES),
         required=False,
     )
+
+
+class TokenForm(forms.Form):
+    """A new API token from the profile page; `agent` marks what it plays as an agent's."""
+
+    name = forms.CharField(label="Name", max_length=100, help_text="What the token is for.")
+    agent = forms.BooleanField(
+        label="For an agent",
+        required=False,
+        help_text="Attempts made with it rank on the agents' boards, not on the people's.",
+    )

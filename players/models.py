@@ -139,6 +139,9 @@ class ApiToken(models.Model):
     key_hash = models.CharField(max_length=64, unique=True)
     prefix = models.CharField(max_length=12)
     name = models.CharField(max_length=100, blank=True)
+    # An agent's token (SPEC §9 Agents): attempts made with it carry source "agent" and
+    # rank on the agents' boards (docs/agents-as-players.md).
+    agent = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     expires_at = models.DateTimeField()

@@ -32,18 +32,27 @@ def hash_token(raw: str) -> str:
 
 def token_issue(*, user: AbstractBaseUser, name: str = "") -> str:
     """Create an API token and return its only plain copy; the user's expired ones go."""
+    return token_create(user=user, name=name)[1]
+
+
+def token_create(
+    *, user: AbstractBaseUser, name: str = "", agent: bool = False
+) -> tuple[ApiToken, str]:
+    """A new API token and its only plain copy; the user's expired ones go. An `agent`
+    token marks what it plays as an agent's (SPEC §9 Agents)."""
     now = timezone.now()
     raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
     with transaction.atomic():
         ApiToken.objects.filter(user=user, expires_at__lte=now).delete()
-        ApiToken.objects.create(
+        token = ApiToken.objects.create(
             user=user,
             key_hash=hash_token(raw),
             prefix=raw[:10],
             name=name,
+            agent=agent,
             expires_at=now + timedelta(days=settings.API_TOKEN_TTL_DAYS),
         )
-    return raw
+    return token, raw
 
 
 def token_authenticate(*, raw: str) -> ApiToken | None:

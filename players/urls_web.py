@@ -11,6 +11,8 @@ from players.api_web import (
     MeLinkCodesApi,
     MeLinksApi,
     MeProfileApi,
+    MeTokenApi,
+    MeTokensApi,
     RegisterApi,
 )
 
@@ -26,4 +28,6 @@ urlpatterns = [
     path("me/link-codes", MeLinkCodesApi.as_view(), name="web-me-link-codes"),
     path("me/links", MeLinksApi.as_view(), name="web-me-links"),
     path("me/links/<str:end_user_id>", MeLinkApi.as_view(), name="web-me-link"),
+    path("me/tokens", MeTokensApi.as_view(), name="web-me-tokens"),
+    path("me/tokens/<int:token_id>", MeTokenApi.as_view(), name="web-me-token"),
 ]

@@ -6,7 +6,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from core.errors import ApplicationError, NotFoundError
 from players.events import player_bracket_choose
-from players.forms import ProfileForm, bracket_from_choice
+from players.forms import ProfileForm, TokenForm, bracket_from_choice
 from players.link_codes import end_user_unlink, link_code_create
 from players.models import Workspace
 from players.selectors import (
@@ -16,7 +16,7 @@ from players.selectors import (
     tokens_for_account,
     workspace_for_linking,
 )
-from players.services import end_user_for_account, profile_update, token_revoke
+from players.services import end_user_for_account, profile_update, token_create, token_revoke
 
 
 @login_required
@@ -48,7 +48,15 @@ def profile(request: HttpRequest) -> HttpResponse:
     return _profile_page(request, form=form, profile=current)
 
 
-def _profile_page(request: HttpRequest, *, form=None, profile=None, link_code=None):
+def _profile_page(
+    request: HttpRequest,
+    *,
+    form=None,
+    profile=None,
+    link_code=None,
+    token_form=None,
+    new_token=None,
+):
     profile = profile or profile_for_account(account=request.user)
     if form is None:
         form = ProfileForm(
@@ -71,6 +79,9 @@ def _profile_page(request: HttpRequest, *, form=None, profile=None, link_code=No
             "workspaces": Workspace.objects.order_by("name"),
             "brackets": bracket_places_of_account(account=request.user),
             "new_link_code": link_code,
+            "token_form": token_form or TokenForm(),
+            # (ApiToken, its plain copy): shown this once, never stored in plain.
+            "new_token": new_token,
         },
     )
 
@@ -120,6 +131,20 @@ def bracket_choose_page(request: HttpRequest) -> HttpResponse:
     else:
         messages.success(request, f"You play in {bracket.workspace.name} as {bracket.name}.")
     return redirect("profile")
+
+
+@login_required
+@require_POST
+def token_create_page(request: HttpRequest) -> HttpResponse:
+    form = TokenForm(request.POST)
+    if not form.is_valid():
+        return _profile_page(request, token_form=form)
+    # Rendered, not redirected: the token is shown this once.
+    response = _profile_page(
+        request, new_token=token_create(user=request.user, **form.cleaned_data)
+    )
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 @login_required

@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 from challenges.api.console import WORKSPACE_FILTER, ConsoleApi, workspace_filter
 from challenges.api.serializers import (
     PLAYER_SOURCE_HELP,
+    PLAYERS_PARAMETER,
     PublicChallengeSerializer,
     StrictSerializer,
 )
@@ -18,7 +19,7 @@ from challenges.selectors.collections import (
     collections_public_with_challenges,
     leaderboard_for_collection,
 )
-from challenges.selectors.standings import board_view
+from challenges.selectors.standings import board_filters, board_view
 from challenges.services.collections import (
     COLLECTION_FIELDS,
     MAX_CHALLENGES_PER_COLLECTION,
@@ -132,6 +133,11 @@ class CollectionLeaderboardSerializer(serializers.Serializer):
         help_text="While the event's scoreboard is frozen: the standings are as of this moment.",
     )
     bracket = serializers.CharField(allow_null=True, help_text="The bracket shown (slug), or null")
+    players = serializers.ChoiceField(
+        ["all", "agents", "humans"],
+        default="all",
+        help_text="Whose wins are counted: agents' (made with an agent's token), humans', all",
+    )
     metric = serializers.CharField(
         help_text="What 'value' holds: points, total_elapsed_ms, total_tokens or average_rating."
     )
@@ -243,6 +249,7 @@ class PublicCollectionLeaderboardApi(APIView):
             OpenApiParameter(
                 "bracket", str, description="Only the players of this bracket (its slug)"
             ),
+            PLAYERS_PARAMETER,
         ],
         responses=CollectionLeaderboardSerializer,
     )
@@ -252,7 +259,7 @@ class PublicCollectionLeaderboardApi(APIView):
         view = board_view(
             workspace=collection.workspace,
             viewer=request.user,
-            bracket_slug=request.query_params.get("bracket", ""),
+            **board_filters(request.query_params),
         )
         if not view.shown:
             raise NotFoundError()

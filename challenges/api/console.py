@@ -23,7 +23,7 @@ from challenges.exports import (
     attempts_csv_response,
     attempts_jsonl_response,
 )
-from challenges.models import Challenge, Secret
+from challenges.models import Challenge, ChallengeAttempt, Secret
 from challenges.selectors.attempts import attempts_for_challenge
 from challenges.selectors.challenges import challenges_for_creator
 from challenges.selectors.secrets import secrets_for_creator
@@ -149,7 +149,7 @@ class ChallengeAttemptListApi(ConsoleApi):
             OpenApiParameter(
                 "near_copy", bool, description="Only (or no) wins flagged as near-copies"
             ),
-            OpenApiParameter("source", str, enum=["web", "api", "bridge"]),
+            OpenApiParameter("source", str, enum=ChallengeAttempt.Source.values),
             OpenApiParameter("end_user", str),
             OpenApiParameter("since", str, description="ISO 8601"),
             OpenApiParameter("until", str, description="ISO 8601"),
@@ -161,9 +161,10 @@ class ChallengeAttemptListApi(ConsoleApi):
         challenge = object_or_404(challenges_for_creator(user=request.user), challenge_id)
         params = request.query_params
         source = params.get("source") or None
-        if source and source not in ("web", "api", "bridge"):
+        if source and source not in ChallengeAttempt.Source.values:
             raise ApplicationError(
-                "'source' must be web, api or bridge.", fields={"source": ["web, api or bridge"]}
+                "'source' must be web, api, bridge or agent.",
+                fields={"source": ["web, api, bridge or agent"]},
             )
         end_user = params.get("end_user")
         attempts = attempts_for_challenge(

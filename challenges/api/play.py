@@ -18,6 +18,18 @@ from core.threads import run_orm
 from players.selectors import end_user_of_account
 
 VERDICT_STATUSES = ["passed", "failed", "under_review"]
+
+
+def attempt_source(request, *, by_session: str = ChallengeAttempt.Source.API) -> str:
+    """Who made a play, as the attempt records it: `by_session` for a signed-in browser, "api"
+    for a token, "agent" for an agent's token (SPEC §9 Agents: it ranks on ?players=agents)."""
+    if request.auth is None:
+        return by_session
+    if getattr(request.auth, "agent", False):
+        return ChallengeAttempt.Source.AGENT
+    return ChallengeAttempt.Source.API
+
+
 PROOF_ID_HELP = "A win's signed proof: GET /web/api/proofs/{proof_id}. Null otherwise."
 
 
@@ -82,7 +94,7 @@ class AttemptCreateApi(AsyncApiView):
             account=request.user,
             prompt=serializer.validated_data["prompt"],
             ip=client_ip(request),
-            source=ChallengeAttempt.Source.API,
+            source=attempt_source(request),
             codename=serializer.validated_data.get("codename", ""),
         )
         return Response(self.OutputSerializer(result).data, status=status.HTTP_201_CREATED)
@@ -183,6 +195,6 @@ class GuessCreateApi(AsyncApiView):
             account=request.user,
             answer=serializer.validated_data["answer"],
             ip=client_ip(request),
-            source=ChallengeAttempt.Source.API,
+            source=attempt_source(request),
         )
         return Response(self.GuessOutputSerializer(result).data, status=status.HTTP_201_CREATED)

@@ -13,13 +13,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from challenges.api.console import WORKSPACE_FILTER, ConsoleApi
-from challenges.api.serializers import LeaderboardSerializer
+from challenges.api.serializers import PLAYERS_PARAMETER, LeaderboardSerializer
 from challenges.board_render import board_body_for_limit
 from challenges.exports import CSV_MEDIA_TYPE, CsvExportRenderer, csv_cell
 from challenges.scoring import POINTS_PER_SOLVE
 from challenges.selectors.challenges import challenges_for_creator
 from challenges.selectors.scoreboard import ScoreboardRow, scoreboard_standings
-from challenges.selectors.standings import BoardView, board_view, board_view_live
+from challenges.selectors.standings import BoardView, board_filters, board_view, board_view_live
 from core.api import leaderboard_limit, object_or_404
 from core.errors import ApplicationError, NotFoundError
 from players.models import Workspace
@@ -44,6 +44,11 @@ class ScoreboardSerializer(serializers.Serializer):
         help_text="While the event's scoreboard is frozen: the standings are as of this moment.",
     )
     bracket = serializers.CharField(allow_null=True, help_text="The bracket shown (slug), or null")
+    players = serializers.ChoiceField(
+        ["all", "agents", "humans"],
+        default="all",
+        help_text="Whose wins are counted: agents' (made with an agent's token), humans', all",
+    )
     points_per_solve = serializers.IntegerField()
     limit = serializers.IntegerField()
     entries = ScoreboardRowSerializer(many=True)
@@ -105,6 +110,7 @@ class _ScoreboardApi(APIView):
             "workspace": workspace.slug,
             "frozen_at": view.cutoff,
             "bracket": view.bracket.slug if view.bracket else None,
+            "players": view.players or "all",
             "points_per_solve": POINTS_PER_SOLVE,
             "limit": limit,
             "entries": rows,
@@ -114,7 +120,7 @@ class _ScoreboardApi(APIView):
 
 class ScoreboardApi(_ScoreboardApi):
     @extend_schema(
-        parameters=[OpenApiParameter("limit", int), BRACKET, FORMAT],
+        parameters=[OpenApiParameter("limit", int), BRACKET, PLAYERS_PARAMETER, FORMAT],
         responses=ScoreboardSerializer,
     )
     def get(self, request, workspace_slug):
@@ -124,7 +130,7 @@ class ScoreboardApi(_ScoreboardApi):
         view = board_view(
             workspace=workspace,
             viewer=request.user,
-            bracket_slug=request.query_params.get("bracket", ""),
+            **board_filters(request.query_params),
         )
         if not view.shown:
             raise NotFoundError()
@@ -148,14 +154,18 @@ def _console_workspace(request) -> Workspace:
 
 class ConsoleScoreboardApi(ConsoleApi, _ScoreboardApi):
     @extend_schema(
-        parameters=[WORKSPACE_FILTER, OpenApiParameter("limit", int), BRACKET, FORMAT],
+        parameters=[
+            WORKSPACE_FILTER,
+            OpenApiParameter("limit", int),
+            BRACKET,
+            PLAYERS_PARAMETER,
+            FORMAT,
+        ],
         responses=ScoreboardSerializer,
     )
     def get(self, request):
         workspace = _console_workspace(request)
-        view = board_view_live(
-            workspace=workspace, bracket_slug=request.query_params.get("bracket", "")
-        )
+        view = board_view_live(workspace=workspace, **board_filters(request.query_params))
         return self.respond(
             request, workspace=workspace, view=view, filename=f"scoreboard-live-{workspace.slug}"
         )
@@ -165,16 +175,14 @@ class ConsoleChallengeLeaderboardApi(ConsoleApi):
     """A challenge's board as it stands now, freeze or not: for the creators."""
 
     @extend_schema(
-        parameters=[OpenApiParameter("limit", int), BRACKET],
+        parameters=[OpenApiParameter("limit", int), BRACKET, PLAYERS_PARAMETER],
         responses=LeaderboardSerializer,
     )
     def get(self, request, challenge_id):
         challenge = object_or_404(
             challenges_for_creator(user=request.user).select_related("workspace"), challenge_id
         )
-        view = board_view_live(
-            workspace=challenge.workspace, bracket_slug=request.query_params.get("bracket", "")
-        )
+        view = board_view_live(workspace=challenge.workspace, **board_filters(request.query_params))
         body = board_body_for_limit(
             challenge=challenge, limit=leaderboard_limit(request), view=view
         )

@@ -1,4 +1,4 @@
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, extend_schema_field
 from rest_framework import serializers
 
 from challenges.models import Challenge, ChallengeAttempt, Secret
@@ -298,6 +298,15 @@ class LeaderboardRowSerializer(serializers.Serializer):
         return data
 
 
+PLAYERS_PARAMETER = OpenApiParameter(
+    "players",
+    str,
+    enum=["all", "agents", "humans"],
+    description="agents: only wins made with an agent's token; humans: only the others; "
+    "all (default): every win",
+)
+
+
 class LeaderboardSerializer(serializers.Serializer):
     challenge_id = serializers.UUIDField()
     target = serializers.CharField(
@@ -309,6 +318,11 @@ class LeaderboardSerializer(serializers.Serializer):
         help_text="While the event's scoreboard is frozen: the standings are as of this moment.",
     )
     bracket = serializers.CharField(allow_null=True, help_text="The bracket shown (slug), or null")
+    players = serializers.ChoiceField(
+        ["all", "agents", "humans"],
+        default="all",
+        help_text="Whose wins are ranked: agents' (made with an agent's token), humans', all",
+    )
     limit = serializers.IntegerField()
     entries = LeaderboardRowSerializer(many=True)
 

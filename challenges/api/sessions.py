@@ -12,7 +12,7 @@ from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
-from challenges.api.play import PROOF_ID_HELP
+from challenges.api.play import PROOF_ID_HELP, attempt_source
 from challenges.api.serializers import StrictSerializer
 from challenges.api.stream import (
     EVENT_STREAM,
@@ -124,8 +124,8 @@ class TurnInputSerializer(StrictSerializer):
 
 
 def _source(request) -> str:
-    # The page's chat sends with the session cookie; scripts come with a token.
-    return ChallengeAttempt.Source.WEB if request.auth is None else ChallengeAttempt.Source.API
+    # The page's chat sends with the session cookie; scripts and agents come with a token.
+    return attempt_source(request, by_session=ChallengeAttempt.Source.WEB)
 
 
 class SessionCreateApi(AsyncApiView):

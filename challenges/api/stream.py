@@ -17,7 +17,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 
-from challenges.api.play import AttemptCreateApi
+from challenges.api.play import AttemptCreateApi, attempt_source
 from challenges.models import ChallengeAttempt
 from challenges.modes import play_mode_for
 from challenges.play import PlayResult
@@ -128,9 +128,7 @@ class AttemptStreamApi(AsyncApiView):
             prompt=serializer.validated_data["prompt"],
             ip=client_ip(request),
             # The page's play box streams with the session; scripts come with a token.
-            source=ChallengeAttempt.Source.WEB
-            if request.auth is None
-            else ChallengeAttempt.Source.API,
+            source=attempt_source(request, by_session=ChallengeAttempt.Source.WEB),
             codename=serializer.validated_data.get("codename", ""),
         )
         response = StreamingHttpResponse(_events(started), content_type=EVENT_STREAM)

@@ -6,7 +6,11 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from challenges.api.serializers import LeaderboardSerializer, PublicChallengeSerializer
+from challenges.api.serializers import (
+    PLAYERS_PARAMETER,
+    LeaderboardSerializer,
+    PublicChallengeSerializer,
+)
 from challenges.board_cache import board_cache_fill, board_cached, etag_matches
 from challenges.board_render import board_body_for_limit, board_etag
 from challenges.models import Challenge
@@ -15,7 +19,7 @@ from challenges.selectors.challenges import (
     challenges_public,
     challenges_visible,
 )
-from challenges.selectors.standings import board_view
+from challenges.selectors.standings import board_filters, board_view
 from challenges.targets import codenames
 from core.api import leaderboard_limit, object_or_404, paginated_response, uuid_or_404
 from core.async_api import AsyncApiView
@@ -39,21 +43,20 @@ class ChallengeDetailApi(APIView):
         return Response(PublicChallengeSerializer(_visible_challenge(challenge_id)).data)
 
 
-def _board_for_viewer(
-    challenge_id, limit: int, bracket_slug: str, user, codename: str = ""
-) -> tuple[bytes, str]:
-    """(body, ETag) of the board as this viewer may see it; 404 when they may not, or
-    when the challenge has no target of that codename (a model's real name is none)."""
+def _board_for_viewer(challenge_id, limit: int, filters: dict, user, codename: str = ""):
+    """(body, ETag) of the board as this viewer may see it (`filters`: `board_filters`);
+    404 when they may not, or when the challenge has no target of that codename (a model's
+    real name is none)."""
     challenge = challenge_visible_by_id(challenge_id=challenge_id)
     if challenge is None:
         raise NotFoundError()
     if codename and codename not in codenames(challenge):
         raise NotFoundError("This challenge has no target of that codename.")
-    view = board_view(workspace=challenge.workspace, viewer=user, bracket_slug=bracket_slug)
+    view = board_view(workspace=challenge.workspace, viewer=user, **filters)
     if not view.shown:
         raise NotFoundError()
     if limit == settings.LEADERBOARD_DEFAULT_LIMIT and view.bracket is None and not codename:
-        board = board_cache_fill(challenge_id=challenge.id)
+        board = board_cache_fill(challenge_id=challenge.id, players=view.players)
         return board.json, board.etag
     body = board_body_for_limit(challenge=challenge, limit=limit, view=view, codename=codename)
     return body, board_etag(body)
@@ -80,8 +83,9 @@ TARGET_PARAMETER = OpenApiParameter(
 )
 
 
-# The default board (no `limit`, or LEADERBOARD_DEFAULT_LIMIT; no bracket) is served from
-# the board cache, no query on a hit (only public boards are stored there); other reads
+# The default board (no `limit`, or LEADERBOARD_DEFAULT_LIMIT; no bracket; every player, or
+# the agents' or humans' part) is served from the board cache, no query on a hit (only
+# public boards are stored there); other reads
 # check the viewer and read the database. While the event is frozen every read shows the
 # standings as of the freeze (challenges/selectors/standings.py). (A comment, not a
 # docstring: the schema would show it.)
@@ -90,6 +94,7 @@ class ChallengeLeaderboardApi(AsyncApiView):
         parameters=[
             OpenApiParameter("limit", int, description="1–100, default 10"),
             BRACKET_PARAMETER,
+            PLAYERS_PARAMETER,
             TARGET_PARAMETER,
         ],
         responses=LeaderboardSerializer,
@@ -97,16 +102,18 @@ class ChallengeLeaderboardApi(AsyncApiView):
     async def get(self, request, challenge_id):
         limit = leaderboard_limit(request)
         challenge_id = uuid_or_404(challenge_id)
-        bracket_slug = request.query_params.get("bracket", "")
+        filters = board_filters(request.query_params)
         codename = request.query_params.get("target", "")
         board = None
-        if limit == settings.LEADERBOARD_DEFAULT_LIMIT and not bracket_slug and not codename:
-            board = await board_cached(challenge_id)
+        default = limit == settings.LEADERBOARD_DEFAULT_LIMIT and not codename
+        if default and not filters["bracket_slug"]:
+            players = "" if filters["players"] == "all" else filters["players"]
+            board = await board_cached(challenge_id, players)
         if board is not None:
             body, etag = board.json, board.etag
         else:
             body, etag = await run_orm(
-                _board_for_viewer, challenge_id, limit, bracket_slug, request.user, codename
+                _board_for_viewer, challenge_id, limit, filters, request.user, codename
             )
         return board_response(
             body=body, etag=etag, if_none_match=request.headers.get("If-None-Match")

@@ -73,3 +73,14 @@ def challenge_subjects(challenge_ids: list[str]) -> dict[str, EventSubject]:
         str(challenge_id): EventSubject(name=name, path=reverse("challenge-page", args=[slug]))
         for challenge_id, name, slug in rows
     }
+
+
+def challenge_path_id(*, reference: str) -> str:
+    """A challenge named by id or slug (the MCP tools take either), as the web API's paths
+    take it: its id. Anything else is returned as it is, for the API to answer 404."""
+    try:
+        return str(uuid.UUID(reference))
+    except ValueError:
+        pass
+    found = challenges_to_play().filter(slug=reference).values_list("id", flat=True).first()
+    return str(found) if found else reference

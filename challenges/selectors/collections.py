@@ -145,6 +145,8 @@ class CollectionLeaderboard:
     frozen_at: datetime | None
     bracket: str | None
     metric: str
+    # "all", "agents" or "humans" (challenges/selectors/standings.py).
+    players: str
     challenge_count: int
     limit: int
     entries: list[CollectionStandingRow]
@@ -250,6 +252,7 @@ def leaderboard_for_collection(
         scoring_strategy=strategy,
         frozen_at=view.cutoff if view is not None else None,
         bracket=view.bracket.slug if view is not None and view.bracket else None,
+        players=(view.players if view is not None else "") or "all",
         metric=metric,
         challenge_count=CollectionItem.objects.filter(collection=collection).count(),
         limit=limit,

@@ -9,7 +9,12 @@ from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from challenges.models import Challenge, ChallengeAttempt, LeaderboardEntry
-from challenges.selectors.standings import BoardView, standing_attempt_field, standing_entries
+from challenges.selectors.standings import (
+    BoardView,
+    standing_attempt_field,
+    standing_entries,
+    won_by,
+)
 from players.models import EndUser
 
 
@@ -45,6 +50,8 @@ def target_entries(*, view: BoardView | None, challenge: Challenge, codename: st
         wins = wins.filter(end_user__bracket=view.bracket)
     if view is not None and view.cutoff is not None:
         wins = wins.filter(created_at__lte=view.cutoff)
+    if view is not None:
+        wins = wins.filter(won_by(view.players))
     best = wins.order_by("end_user_id", "rank_value", "created_at", "id").distinct("end_user_id")
     return ChallengeAttempt.objects.filter(id__in=best.values("id")).annotate(
         achieved_at=F("created_at"), attempt_id=F("id")
@@ -58,6 +65,8 @@ def _targets_broken(*, challenge: Challenge, view: BoardView | None):
     ).exclude(codename="")
     if view is not None and view.cutoff is not None:
         wins = wins.filter(created_at__lte=view.cutoff)
+    if view is not None:
+        wins = wins.filter(won_by(view.players))
     counted = (
         wins.order_by().values("end_user_id").annotate(n=Count("codename", distinct=True))
     ).values("n")

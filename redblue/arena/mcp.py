@@ -3,18 +3,15 @@
 
 A tool is the REST call it stands for, made in-process through Django's own ASGI handler:
 the same view, middleware, identity rules (session key or `from`), validation and error
-texts as over HTTP, with Django running the sync view in its thread and closing the
-database connection after it, as for any request. The tool's text is the JSON body the
+texts as over HTTP (core/mcp_rest.py). The tool's text is the JSON body the
 REST API answers; an answer of 400 or more comes back as a tool error carrying that same
 `{"error", "code"?}` body. config/mcp.py mounts the two servers in front of the site.
 """
 
-import asyncio
 import json
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import parse_qs
 
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
@@ -28,12 +25,7 @@ from mcp.types import (
     Tool,
 )
 
-ASGIApp = Callable[[dict, Callable, Callable], Awaitable[None]]
-
-# What the MCP request carries about its own transport, not about the call it makes.
-_TRANSPORT_HEADERS = frozenset(
-    {b"content-type", b"content-length", b"accept", b"cookie", b"last-event-id"}
-)
+from core.mcp_rest import ASGIApp, rest_call, rest_scope
 
 
 def _text(description: str) -> dict[str, Any]:
@@ -164,44 +156,8 @@ def rest_request(
             {name: _query_value(value) for name, value in arguments.items() if value is not None}
         )
     body = json.dumps(arguments).encode() if tool.method == "POST" else b""
-    headers = [(name, value) for name, value in outer["headers"] if name not in _TRANSPORT_HEADERS]
-    headers.append((b"content-length", str(len(body)).encode()))
-    if tool.method == "POST":
-        headers.append((b"content-type", b"application/json"))
-    scope = {
-        **outer,
-        "method": tool.method,
-        "path": tool.path,
-        "raw_path": tool.path.encode(),
-        "root_path": "",
-        "query_string": urlencode(query).encode(),
-        "headers": headers,
-    }
+    scope = rest_scope(outer, method=tool.method, path=tool.path, query=query, body=body)
     return scope, body
-
-
-async def rest_call(app: ASGIApp, scope: dict, body: bytes) -> tuple[int, bytes]:
-    """Status and body of `app`'s answer to one request, served in this process."""
-    answer: dict[str, Any] = {"status": 500, "body": b""}
-    delivered = False
-
-    async def receive() -> dict:
-        nonlocal delivered
-        if not delivered:
-            delivered = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        # The caller stays connected until Django, having answered, stops listening.
-        await asyncio.Event().wait()
-        return {"type": "http.disconnect"}
-
-    async def send(message: dict) -> None:
-        if message["type"] == "http.response.start":
-            answer["status"] = message["status"]
-        elif message["type"] == "http.response.body":
-            answer["body"] += message.get("body", b"")
-
-    await app(scope, receive, send)
-    return answer["status"], answer["body"]
 
 
 def arena_mcp_server(*, name: str, tools: tuple[RestTool, ...], rest_app: ASGIApp) -> Server:

@@ -158,3 +158,11 @@ def test_a_creator_moves_a_player_in_the_admin_and_an_outsider_cannot(
     assert rival.post(change, {"bracket": ""}).status_code in (302, 403, 404)
     end_user.refresh_from_db()
     assert end_user.bracket.slug == "professionals"
+
+
+def test_pages_with_an_unknown_bracket_or_players_filter_answer_not_a_500(workspace, brackets):
+    challenge = make_challenge(workspace=workspace, name="Unknown filters")
+    anonymous = Client()
+    for path in (f"/scoreboard/{workspace.slug}/", f"/challenges/{challenge.slug}/"):
+        assert anonymous.get(path + "?bracket=nope").status_code == 404
+        assert anonymous.get(path + "?players=robots").status_code == 200
