@@ -11,7 +11,7 @@ PORT ?= 8000
 SITE_URL ?= http://$(HOST):$(PORT)
 
 .PHONY: install install-dev run test lint check screenshots cluster cluster-stop cluster-test \
-	model run-model
+	model run-model export-checkers
 
 $(VENV)/.installed: requirements.txt plugins/example-plugin/pyproject.toml
 	@echo "install: the app's packages into $(VENV) (the first time takes a few minutes)"
@@ -28,6 +28,28 @@ $(DIFY_VENV)/.installed: integrations/dify/plugin/requirements.txt
 	$(DIFY_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
 		-r integrations/dify/plugin/requirements.txt
 	touch $@
+
+# The red-teaming tools whose own loaders check our exports (docs/exports.md), each apart
+# from the app: PyRIT and garak's payload loader in a venv of their own, promptfoo from npm
+# (node 20+). Never needed to run the site; tests/exports/test_tool_loaders.py uses them
+# (and fails under CI=true without them). About 2 minutes and 2.5 GB the first time.
+CHECKERS := tools/export_checkers
+CHECKERS_VENV := $(CHECKERS)/.venv
+$(CHECKERS_VENV)/.installed: $(CHECKERS)/requirements.txt $(CHECKERS)/requirements-garak.txt
+	@echo "install: PyRIT and garak's payload loader into $(CHECKERS_VENV)"
+	test -x $(CHECKERS_VENV)/bin/python || $(PYTHON) -m venv $(CHECKERS_VENV)
+	$(CHECKERS_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+		-r $(CHECKERS)/requirements.txt
+	$(CHECKERS_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps \
+		-r $(CHECKERS)/requirements-garak.txt
+	touch $@
+
+$(CHECKERS)/node_modules/.installed: $(CHECKERS)/package.json $(CHECKERS)/package-lock.json
+	@echo "install: promptfoo into $(CHECKERS)/node_modules"
+	cd $(CHECKERS) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+export-checkers: $(CHECKERS_VENV)/.installed $(CHECKERS)/node_modules/.installed
 
 # The test and lint tools, on top of what runs the app.
 # The misbehaving test plugins go in only here, never into what make run installs.

@@ -25,6 +25,11 @@ urlpatterns = [
         name="console-challenge-attempts",
     ),
     path(
+        "challenges/<str:challenge_id>/export",
+        console.ChallengeBreakExportApi.as_view(),
+        name="console-challenge-export",
+    ),
+    path(
         "challenges/<str:challenge_id>/hints",
         hints.ConsoleChallengeHintsApi.as_view(),
         name="console-challenge-hints",

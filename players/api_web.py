@@ -31,6 +31,9 @@ class PlayerOutputSerializer(serializers.Serializer):
     notify_on_first_blood = serializers.BooleanField()
     notify_on_record_beaten = serializers.BooleanField()
     interface_language = serializers.CharField()
+    share_attempts = serializers.BooleanField(
+        help_text="The player's attempts go into public dataset exports (docs/exports.md)."
+    )
 
 
 class AuthOutputSerializer(serializers.Serializer):
@@ -49,6 +52,7 @@ def player_data(account: AbstractBaseUser) -> dict:
             "notify_on_first_blood": profile.notify_on_first_blood,
             "notify_on_record_beaten": profile.notify_on_record_beaten,
             "interface_language": profile.interface_language,
+            "share_attempts": profile.share_attempts,
         }
     ).data
 
@@ -202,6 +206,7 @@ class MeProfileApi(APIView):
         notify_on_first_blood = serializers.BooleanField(required=False)
         notify_on_record_beaten = serializers.BooleanField(required=False)
         interface_language = serializers.CharField(max_length=20, required=False, allow_blank=True)
+        share_attempts = serializers.BooleanField(required=False)
 
     @extend_schema(request=ProfilePatchInputSerializer, responses=PlayerOutputSerializer)
     def patch(self, request):

@@ -80,6 +80,13 @@ class ProfileForm(forms.Form):
     notify_on_record_beaten = forms.BooleanField(
         label="Email me when someone beats my record", required=False
     )
+    share_attempts = forms.BooleanField(
+        label="Share my attempts in public datasets (masked, under a pseudonym)",
+        help_text="Off unless you turn it on. Organisers may then publish every attempt you "
+        "make (prompts and replies, secrets masked) under a pseudonym, never your name or "
+        "email.",
+        required=False,
+    )
     interface_language = forms.ChoiceField(
         label="Interface language (also for mails)",
         choices=[("", "The site's default")] + list(settings.LANGUAGES),

@@ -309,6 +309,9 @@ class PlayerProfile(models.Model):
     avatar_url = models.URLField(blank=True)
     notify_on_first_blood = models.BooleanField(default=True)
     notify_on_record_beaten = models.BooleanField(default=True)
+    # Consent to the public dataset export (SPEC §10 Exports, docs/exports.md): only the
+    # attempts of players who said yes go into it, masked and under a pseudonym.
+    share_attempts = models.BooleanField(default=False, db_default=False)
     # One of settings.LANGUAGES (taken from Accept-Language at sign-up); mails use it.
     interface_language = models.CharField(max_length=10, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -236,6 +236,7 @@ def profile_update(
     notify_on_first_blood: bool | None = None,
     notify_on_record_beaten: bool | None = None,
     interface_language: str | None = None,
+    share_attempts: bool | None = None,
 ) -> PlayerProfile:
     """Change what was given; a new display name also renames the player on every leaderboard."""
     errors: dict[str, list[str]] = {}
@@ -254,6 +255,7 @@ def profile_update(
         "notify_on_first_blood": notify_on_first_blood,
         "notify_on_record_beaten": notify_on_record_beaten,
         "interface_language": interface_language,
+        "share_attempts": share_attempts,
     }
     for field, value in changes.items():
         if value is not None:

@@ -43,6 +43,7 @@ def profile(request: HttpRequest) -> HttpResponse:
                 "notify_on_first_blood": current.notify_on_first_blood,
                 "notify_on_record_beaten": current.notify_on_record_beaten,
                 "interface_language": current.interface_language,
+                "share_attempts": current.share_attempts,
             }
         )
     return _profile_page(request, form=form, profile=current)
@@ -66,6 +67,7 @@ def _profile_page(
                 "notify_on_first_blood": profile.notify_on_first_blood,
                 "notify_on_record_beaten": profile.notify_on_record_beaten,
                 "interface_language": profile.interface_language,
+                "share_attempts": profile.share_attempts,
             }
         )
     return render(

@@ -341,6 +341,10 @@ class TeamSubmission(models.Model):
     class Status(models.TextChoices):
         PAIRED = "paired"  # has (or had) an opponent; see its pairings
         WAITING = "waiting"  # no submission of the other side existed yet
+        # A defence being run against the challenge's regression set: it counts (is
+        # paired, becomes the player's current one) only once no attack of it breaks it.
+        CHECKING = "checking"
+        REJECTED = "rejected"  # an attack of the regression set still breaks it
 
     class Source(models.TextChoices):
         WEB = "web"
@@ -368,6 +372,10 @@ class TeamSubmission(models.Model):
     points_total = models.DecimalField(max_digits=12, decimal_places=2, default=0)
     pairings_count = models.PositiveIntegerField(default=0)
     last_paired_at = models.DateTimeField(null=True, blank=True)
+    # A defence's run against the regression set (docs/redblue.md, "Regression set"):
+    # {checked, passed, failures: [{attack_submission_id, categories, judge_rating,
+    # response}]}; null when the set was empty (or for an attack).
+    regression_report = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
@@ -383,7 +391,8 @@ class TeamSubmission(models.Model):
                 condition=Q(team__in=["red", "blue"]), name="team_submission_team_valid"
             ),
             models.CheckConstraint(
-                condition=Q(status__in=["paired", "waiting"]), name="team_submission_status_valid"
+                condition=Q(status__in=["paired", "waiting", "checking", "rejected"]),
+                name="team_submission_status_valid",
             ),
             models.UniqueConstraint(
                 fields=["workspace", "workflow_run_id"],
@@ -486,3 +495,32 @@ class TeamStanding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.end_user} {self.team}: {self.points}"
+
+
+class RegressionAttack(models.Model):
+    """An attack that broke a defence of the challenge (a completed pairing with a breached
+    category): it joins the challenge's regression set once, and every defence submitted
+    later must withstand it before it counts (SPEC §10 Exports)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    red_blue_challenge = models.ForeignKey(
+        RedBlueChallenge, on_delete=models.CASCADE, related_name="regression_attacks"
+    )
+    attack_submission = models.ForeignKey(
+        TeamSubmission, on_delete=models.CASCADE, related_name="+"
+    )
+    # The break that put it there (the first one, when the attack broke several defences).
+    pairing = models.ForeignKey(TeamPairing, on_delete=models.CASCADE, related_name="+")
+    categories = models.JSONField(default=list, help_text="The categories it breached.")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["red_blue_challenge", "attack_submission"], name="regression_attack_once"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"regression attack {self.attack_submission_id}"

@@ -1,6 +1,8 @@
 """Creator APIs under /console/api/: every row is scoped to the caller's workspaces."""
 
+from django.http import HttpResponse, StreamingHttpResponse
 from django.utils.dateparse import parse_datetime
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.permissions import IsAuthenticated
@@ -17,6 +19,7 @@ from challenges.api.serializers import (
     SecretUpdateSerializer,
     budget_fields,
 )
+from challenges.break_exports import FORMATS, export_file
 from challenges.exports import (
     CsvExportRenderer,
     JsonlExportRenderer,
@@ -235,3 +238,46 @@ class SecretDetailApi(ConsoleApi):
         workspace_require_write(user=request.user, workspace_id=secret.workspace_id)
         secret_delete(secret=secret)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ChallengeBreakExportApi(ConsoleApi):
+    """A challenge's breaks for promptfoo, garak and PyRIT, and its shared attempts as a
+    dataset with its card (docs/exports.md). Owners and editors of its workspace only."""
+
+    def perform_content_negotiation(self, request, force=False):
+        # `format` names the export here, not a renderer; errors answer as JSON.
+        renderer = JSONRenderer()
+        return renderer, renderer.media_type
+
+    @extend_schema(
+        operation_id="console_challenge_export",
+        parameters=[
+            OpenApiParameter("format", str, enum=list(FORMATS), required=True),
+        ],
+        responses={
+            (200, "application/yaml"): OpenApiTypes.STR,
+            (200, "application/json"): OpenApiTypes.OBJECT,
+            (200, "application/x-ndjson"): OpenApiTypes.STR,
+            (200, "text/markdown"): OpenApiTypes.STR,
+        },
+    )
+    def get(self, request, challenge_id):
+        challenge = object_or_404(challenges_for_creator(user=request.user), challenge_id)
+        workspace_require_write(user=request.user, workspace_id=challenge.workspace_id)
+        export_format = request.query_params.get("format") or ""
+        if export_format not in FORMATS:
+            allowed = ", ".join(FORMATS)
+            raise ApplicationError(
+                f"'format' must be one of: {allowed}.", fields={"format": [allowed]}
+            )
+        exported = export_file(challenge, export_format)
+        if isinstance(exported.content, str):
+            response = HttpResponse(
+                exported.content, content_type=f"{exported.media_type}; charset=utf-8"
+            )
+        else:
+            response = StreamingHttpResponse(
+                exported.content, content_type=f"{exported.media_type}; charset=utf-8"
+            )
+        response["Content-Disposition"] = f'attachment; filename="{exported.filename}"'
+        return response

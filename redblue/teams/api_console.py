@@ -11,11 +11,16 @@ from core.api import object_or_404, paginated_response, uuid_or_404
 from core.errors import ApplicationError
 from players.selectors import workspace_for_write, workspace_require_write
 from redblue.models import RedBlueChallenge, TeamPairing
-from redblue.teams.selectors import pairings_for_creator, red_blue_challenges_for_creator
+from redblue.teams.selectors import (
+    pairings_for_creator,
+    red_blue_challenges_for_creator,
+    regression_set_for_creator,
+)
 from redblue.teams.serializers import (
     PairingSerializer,
     RedBlueChallengeInputSerializer,
     RedBlueChallengeOutputSerializer,
+    RegressionAttackSerializer,
 )
 from redblue.teams.services import (
     red_blue_challenge_create,
@@ -118,3 +123,17 @@ class RedBlueChallengePairingListApi(ConsoleApi):
             )
         pairings = pairings_for_creator(challenge=challenge, status=wanted)
         return paginated_response(request, self, pairings, PairingSerializer)
+
+
+class RedBlueRegressionSetApi(ConsoleApi):
+    """The attacks that broke a defence of the challenge; each later defence is run
+    against them before it counts (docs/redblue.md, "Regression set")."""
+
+    @extend_schema(
+        operation_id="console_red_blue_challenge_regression_set",
+        responses=RegressionAttackSerializer(many=True),
+    )
+    def get(self, request, challenge_id):
+        challenge = self.challenge(request, challenge_id)
+        rows = regression_set_for_creator(challenge=challenge)
+        return paginated_response(request, self, rows, RegressionAttackSerializer)

@@ -19,10 +19,12 @@ from redblue.models import RedBlueChallenge, TeamSubmission
 from redblue.teams.evaluation import TargetError, pairing_evaluate
 from redblue.teams.selectors import (
     pairings_of_player,
+    pairings_of_submission,
     pairings_published,
     red_blue_challenge_published,
     red_blue_challenges_public,
     standings_for_challenge,
+    submission_of_player,
     team_of_player,
 )
 from redblue.teams.serializers import (
@@ -33,6 +35,7 @@ from redblue.teams.serializers import (
     PublicRedBlueChallengeSerializer,
     SelfTestInputSerializer,
     SelfTestOutputSerializer,
+    SubmissionStatusSerializer,
     SubmitInputSerializer,
     SubmitOutputSerializer,
 )
@@ -140,23 +143,59 @@ class RedBlueSubmitApi(APIView):
             prompt=data.validated_data["prompt"],
             source=source,
         )
-        # Read back after commit: with eager tasks (the embedded default) they are done.
-        pairings = pairings_of_player(challenge=challenge, end_user=end_user, limit=100)
-        mine = {pairing.id for pairing in result.pairings}
+        # Read back after commit: with eager tasks (the embedded default) they are done,
+        # and a defence checked against the regression set is settled.
+        submission = submission_of_player(
+            challenge=challenge, end_user=end_user, submission_id=result.submission.id
+        )
+        pairings = pairings_of_submission(submission=submission)
         return Response(
             {
-                "submission_id": str(result.submission.id),
-                "team": result.submission.team,
-                "status": result.submission.status,
-                "waiting": result.waiting,
+                "submission_id": str(submission.id),
+                "team": submission.team,
+                "status": submission.status,
+                "waiting": submission.status == TeamSubmission.Status.WAITING,
                 "fell_back": result.fell_back,
+                "regression": submission.regression_report,
                 "pairings": PlayerPairingSerializer(
-                    [pairing for pairing in pairings if pairing.id in mine],
-                    many=True,
-                    context={"end_user_id": end_user.id},
+                    pairings, many=True, context={"end_user_id": end_user.id}
                 ).data,
             },
             status=status.HTTP_201_CREATED,
+        )
+
+
+class RedBlueSubmissionApi(APIView):
+    """One of the caller's own submissions: where it stands (a defence being checked
+    against the regression set, rejected with the attacks that still break it, paired)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        operation_id="web_red_blue_challenge_submission",
+        responses=SubmissionStatusSerializer,
+    )
+    def get(self, request, challenge_id, submission_id):
+        challenge = visible_challenge(challenge_id)
+        end_user = end_user_of_account(workspace_id=challenge.workspace_id, account=request.user)
+        submission = submission_of_player(
+            challenge=challenge, end_user=end_user, submission_id=submission_id
+        )
+        if submission is None:
+            raise NotFoundError()
+        return Response(
+            {
+                "submission_id": str(submission.id),
+                "team": submission.team,
+                "status": submission.status,
+                "active": submission.active,
+                "regression": submission.regression_report,
+                "pairings": PlayerPairingSerializer(
+                    pairings_of_submission(submission=submission),
+                    many=True,
+                    context={"end_user_id": end_user.id},
+                ).data,
+            }
         )
 
 

@@ -241,6 +241,18 @@ class TeamChallengeApi(BridgeApi):
             if stored is not None:
                 return _Prepared(replay=stored)
             raise _in_progress() from None
+        if result.checking:
+            body = _answer(
+                team=team,
+                submission=result.submission,
+                pairing=None,
+                status="checking",
+                feedback="This defence is first run against the attacks that broke earlier "
+                "defences of this challenge; it counts once none of them breaks it.",
+                total=_side_total(challenge, team),
+            )
+            body, replayed = _remember(key=key, workflow_run_id=run, body=body)
+            return _Prepared(replay=body) if replayed else _Prepared(body=body)
         if result.own_pairing is None:
             other = "defence" if team == Team.RED else "attack"
             body = _answer(

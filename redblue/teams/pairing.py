@@ -103,9 +103,15 @@ def opponent_choose(
     when every defence the attacker could hit is still in their cooldown."""
     now = now or timezone.now()
     policy = policy_for(challenge=challenge, team=submission.team)
-    others = TeamSubmission.objects.filter(
-        red_blue_challenge=challenge, team=other_team(submission.team)
-    ).exclude(id__in=exclude_ids)
+    # A defence still being checked against the regression set, or refused by it, never
+    # counts: no policy and no fallback picks it.
+    others = (
+        TeamSubmission.objects.filter(
+            red_blue_challenge=challenge, team=other_team(submission.team)
+        )
+        .exclude(id__in=exclude_ids)
+        .exclude(status__in=(TeamSubmission.Status.CHECKING, TeamSubmission.Status.REJECTED))
+    )
     if submission.end_user_id:
         others = others.exclude(end_user_id=submission.end_user_id)
     blocked = _cooldown_blocked(challenge=challenge, submission=submission, now=now)

@@ -12,7 +12,15 @@ from core.api import valid_uuids
 from notifications.subjects import EventSubject
 from players.models import EndUser
 from players.selectors import workspaces_for_user
-from redblue.models import RedBlueChallenge, Team, TeamMembership, TeamPairing, TeamStanding
+from redblue.models import (
+    RedBlueChallenge,
+    RegressionAttack,
+    Team,
+    TeamMembership,
+    TeamPairing,
+    TeamStanding,
+    TeamSubmission,
+)
 from redblue.teams.scoring import side_ratios
 
 
@@ -136,6 +144,39 @@ def pairings_of_player(
         .filter(Q(attack_submission__end_user=end_user) | Q(defense_submission__end_user=end_user))
         .select_related("attack_submission__end_user", "defense_submission__end_user")
         .order_by("-created_at", "id")[:limit]
+    )
+
+
+def submission_of_player(
+    *, challenge: RedBlueChallenge, end_user: EndUser | None, submission_id: Any
+) -> TeamSubmission | None:
+    """One of the player's own submissions (None for another's, or a malformed id)."""
+    if end_user is None:
+        return None
+    try:
+        submission_uuid = uuid.UUID(str(submission_id))
+    except ValueError:
+        return None
+    return TeamSubmission.objects.filter(
+        id=submission_uuid, red_blue_challenge=challenge, end_user=end_user
+    ).first()
+
+
+def pairings_of_submission(*, submission: TeamSubmission) -> list[TeamPairing]:
+    return list(
+        TeamPairing.objects.filter(
+            Q(attack_submission=submission) | Q(defense_submission=submission)
+        )
+        .select_related("attack_submission__end_user", "defense_submission__end_user")
+        .order_by("created_at")
+    )
+
+
+def regression_set_for_creator(*, challenge: RedBlueChallenge) -> QuerySet[RegressionAttack]:
+    return (
+        RegressionAttack.objects.filter(red_blue_challenge=challenge)
+        .select_related("attack_submission__end_user")
+        .order_by("created_at", "id")
     )
 
 

@@ -262,10 +262,61 @@ class SelfTestOutputSerializer(serializers.Serializer):
     labels = serializers.DictField(child=serializers.CharField())
 
 
+class RegressionFailureSerializer(serializers.Serializer):
+    attack_submission_id = serializers.UUIDField()
+    prompt = serializers.CharField(help_text="The attack (a defender reads attacks on them).")
+    categories = serializers.ListField(child=serializers.CharField())
+    judge_rating = serializers.IntegerField(allow_null=True)
+    response = serializers.CharField(allow_blank=True)
+
+
+class RegressionReportSerializer(serializers.Serializer):
+    checked = serializers.IntegerField(help_text="How many attacks of the set were run.")
+    passed = serializers.BooleanField()
+    failures = RegressionFailureSerializer(many=True)
+    error = serializers.CharField(required=False, help_text="target_unavailable")
+    superseded = serializers.BooleanField(required=False)
+
+
+STATUS_HELP = (
+    "paired or waiting; a defence sent while the challenge has a regression set is "
+    "checking until it is run against it, then rejected (an attack still breaks it) or "
+    "paired/waiting like any other"
+)
+
+
 class SubmitOutputSerializer(serializers.Serializer):
     submission_id = serializers.UUIDField()
     team = serializers.CharField()
-    status = serializers.CharField(help_text="paired or waiting")
+    status = serializers.CharField(help_text=STATUS_HELP)
     waiting = serializers.BooleanField()
     fell_back = serializers.BooleanField()
+    regression = RegressionReportSerializer(
+        allow_null=True, help_text="A defence's run against the regression set, once done."
+    )
     pairings = PlayerPairingSerializer(many=True)
+
+
+class SubmissionStatusSerializer(serializers.Serializer):
+    submission_id = serializers.UUIDField()
+    team = serializers.CharField()
+    status = serializers.CharField(help_text=STATUS_HELP)
+    active = serializers.BooleanField()
+    regression = RegressionReportSerializer(allow_null=True)
+    pairings = PlayerPairingSerializer(many=True)
+
+
+class RegressionAttackSerializer(serializers.Serializer):
+    """A break in the challenge's regression set, as its creator reads it."""
+
+    id = serializers.UUIDField()
+    attack_submission_id = serializers.UUIDField()
+    player = serializers.SerializerMethodField()
+    prompt = serializers.CharField(source="attack_submission.prompt")
+    pairing_id = serializers.UUIDField()
+    categories = serializers.ListField(child=serializers.CharField())
+    created_at = serializers.DateTimeField()
+
+    def get_player(self, row) -> str | None:
+        end_user = row.attack_submission.end_user
+        return end_user.public_name if end_user else None

@@ -24,6 +24,7 @@ from judging.plugins import SCORER_GROUP, plugin_find
 from players.models import EndUser, Workspace
 from redblue.models import (
     RedBlueChallenge,
+    RegressionAttack,
     SelectionPolicy,
     Team,
     TeamMembership,
@@ -50,6 +51,9 @@ logger = logging.getLogger(__name__)
 
 # The task is named, not imported: its module imports this one.
 PAIRING_JUDGE_TASK = "redblue.teams.tasks.pairing_judge_task"
+REGRESSION_TASK = "redblue.teams.tasks.defense_regression_task"
+# The newest breaks a new defence is run against (each one is a target and a judge call).
+REGRESSION_SET_MAX = 50
 PROMPT_MAX_CHARS = 4000
 BANNED_TERMS_MAX = 100
 BANNED_TERM_MAX_CHARS = 100
@@ -262,6 +266,8 @@ class SubmitResult:
     own_pairing: TeamPairing | None
     waiting: bool
     fell_back: bool
+    # A defence held back until it withstands the regression set (status `checking`).
+    checking: bool = False
 
 
 def _pairing_create(
@@ -348,6 +354,31 @@ def submission_create(
         # cooldown's pairings, the active submission). The membership row exists before
         # the player's first submission, so it serialises that one too.
         list(TeamMembership.objects.select_for_update().filter(pk=membership.pk))
+        if team == Team.BLUE and regression_set_exists(challenge=challenge):
+            # It counts only once no break of the set still breaks it: until then the
+            # player's current defence stays theirs, and nobody is paired with this one.
+            submission = TeamSubmission.objects.create(
+                red_blue_challenge=challenge,
+                workspace_id=challenge.workspace_id,
+                account_id=end_user.account_id,
+                end_user=end_user,
+                team=team,
+                prompt=prompt,
+                source=source,
+                workflow_run_id=workflow_run_id,
+                active=False,
+                status=TeamSubmission.Status.CHECKING,
+            )
+            task = current_app.signature(REGRESSION_TASK, args=(str(submission.id),))
+            transaction.on_commit(task.delay)
+            return SubmitResult(
+                submission=submission,
+                pairings=[],
+                own_pairing=None,
+                waiting=False,
+                fell_back=False,
+                checking=True,
+            )
         TeamSubmission.objects.filter(
             red_blue_challenge=challenge, end_user=end_user, team=team, active=True
         ).update(active=False)
@@ -361,36 +392,47 @@ def submission_create(
             source=source,
             workflow_run_id=workflow_run_id,
         )
-        claimed = _claim_waiting(challenge=challenge, submission=submission)
-        choice = opponent_choose(
+        return _submission_pair(
             challenge=challenge,
             submission=submission,
-            exclude_ids=tuple(other.id for other in claimed),
+            judge_own_pairing_here=judge_own_pairing_here,
         )
-        opponents = ([choice.opponent] if choice.opponent is not None else []) + claimed
-        pairings = [
-            _pairing_create(
-                challenge=challenge,
-                attack=attack,
-                defense=defense,
-                triggered_by=team,
-                # The first is the submission's own pairing: the bridge judges it itself.
-                enqueue=not (judge_own_pairing_here and index == 0),
-            )
-            for index, (attack, defense) in enumerate(
-                _sides(submission, other) for other in opponents
-            )
-        ]
-        if not pairings:
-            submission.status = TeamSubmission.Status.WAITING
-            submission.save(update_fields=["status"])
-        if choice.requested_new and (choice.opponent is not None or not pairings):
-            opponent_requested_on_commit(
-                challenge_id=challenge.id, team=other_team(team), submission_id=submission.id
-            )
-        board_push_on_commit(
-            challenge_id=challenge.id, pairing_ids=[pairing.id for pairing in pairings]
+
+
+def _submission_pair(
+    *, challenge: RedBlueChallenge, submission: TeamSubmission, judge_own_pairing_here: bool
+) -> SubmitResult:
+    """Pair a submission that counts (inside the caller's transaction): the other side's
+    waiting ones, and the opponent its policy picks."""
+    team = submission.team
+    claimed = _claim_waiting(challenge=challenge, submission=submission)
+    choice = opponent_choose(
+        challenge=challenge,
+        submission=submission,
+        exclude_ids=tuple(other.id for other in claimed),
+    )
+    opponents = ([choice.opponent] if choice.opponent is not None else []) + claimed
+    pairings = [
+        _pairing_create(
+            challenge=challenge,
+            attack=attack,
+            defense=defense,
+            triggered_by=team,
+            # The first is the submission's own pairing: the bridge judges it itself.
+            enqueue=not (judge_own_pairing_here and index == 0),
         )
+        for index, (attack, defense) in enumerate(_sides(submission, other) for other in opponents)
+    ]
+    if not pairings:
+        submission.status = TeamSubmission.Status.WAITING
+        submission.save(update_fields=["status"])
+    if choice.requested_new and (choice.opponent is not None or not pairings):
+        opponent_requested_on_commit(
+            challenge_id=challenge.id, team=other_team(team), submission_id=submission.id
+        )
+    board_push_on_commit(
+        challenge_id=challenge.id, pairing_ids=[pairing.id for pairing in pairings]
+    )
     return SubmitResult(
         submission=submission,
         pairings=pairings,
@@ -443,10 +485,24 @@ def _standing_add(*, challenge_id: Any, end_user_id: Any, team: str, points: Dec
         cursor.execute(sql, params)
 
 
-def _points_apply(*, pairing: TeamPairing, points: PairingPoints) -> None:
+def _points_apply(*, pairing: TeamPairing, points: PairingPoints, breached: list[str]) -> None:
     """Add a scored pairing's points to both submissions and both players' standings
-    (single-statement increments), in the caller's transaction."""
+    (single-statement increments), and a break to the regression set, in the caller's
+    transaction."""
     attack, defense = pairing.attack_submission, pairing.defense_submission
+    if breached:
+        # A new break: the attack joins the challenge's regression set (once).
+        RegressionAttack.objects.bulk_create(
+            [
+                RegressionAttack(
+                    red_blue_challenge_id=pairing.red_blue_challenge_id,
+                    attack_submission_id=attack.pk,
+                    pairing_id=pairing.pk,
+                    categories=breached,
+                )
+            ],
+            ignore_conflicts=True,
+        )
     for submission, earned, team in (
         (attack, points.red, Team.RED),
         (defense, points.blue, Team.BLUE),
@@ -501,7 +557,7 @@ def pairing_complete(*, pairing: TeamPairing, outcome: PairingOutcome) -> bool:
                 challenge_id=pairing.red_blue_challenge_id, pairing_ids=[pairing.pk]
             )
             return True
-        _points_apply(pairing=pairing, points=points)
+        _points_apply(pairing=pairing, points=points, breached=verdict.breached)
         pairing_completed_on_commit(
             challenge_id=pairing.red_blue_challenge_id, pairing_id=pairing.pk
         )
@@ -546,7 +602,7 @@ def pairing_review_decide(*, review: Review, decision: str) -> tuple[str, str]:
         red_points=points.red,
         blue_points=points.blue,
     )
-    _points_apply(pairing=pairing, points=points)
+    _points_apply(pairing=pairing, points=points, breached=verdict.breached)
     pairing_completed_on_commit(challenge_id=pairing.red_blue_challenge_id, pairing_id=pairing.pk)
     return "under_review", "passed" if decision == Review.Decision.PASS else "failed"
 
@@ -603,6 +659,132 @@ def pairing_judge(*, pairing_id: Any, last_try: bool = True) -> str:
         pairing_fail(pairing=pairing, reason=str(exc))
         return "failed"
     return "completed" if pairing_complete(pairing=pairing, outcome=outcome) else "already_done"
+
+
+# --- The regression set -------------------------------------------------------------------
+
+
+def regression_set_exists(*, challenge: RedBlueChallenge) -> bool:
+    return RegressionAttack.objects.filter(red_blue_challenge=challenge).exists()
+
+
+@dataclass(frozen=True)
+class RegressionCase:
+    attack_submission_id: Any
+    prompt: str
+    end_user_id: Any
+
+
+def regression_cases(*, challenge: RedBlueChallenge) -> list[RegressionCase]:
+    """The attacks a new defence must withstand: the newest REGRESSION_SET_MAX breaks."""
+    rows = (
+        RegressionAttack.objects.filter(red_blue_challenge=challenge)
+        .order_by("-created_at")
+        .values_list(
+            "attack_submission_id", "attack_submission__prompt", "attack_submission__end_user_id"
+        )[:REGRESSION_SET_MAX]
+    )
+    return [RegressionCase(*row) for row in reversed(rows)]
+
+
+def defense_regression_settle(*, submission_id: Any, report: dict[str, Any]) -> str:
+    """Store a checked defence's report once; a defence that withstood every attack then
+    counts: it becomes the player's current defence and is paired as any new one is.
+    Returns `rejected`, `passed` or `already_done` (a retried task changes nothing)."""
+    submission = (
+        TeamSubmission.objects.filter(pk=submission_id).select_related("red_blue_challenge").first()
+    )
+    if submission is None:
+        return "already_done"
+    challenge = submission.red_blue_challenge
+    rejected = bool(report.get("failures")) or bool(report.get("error"))
+    with transaction.atomic():
+        list(
+            TeamMembership.objects.select_for_update().filter(
+                red_blue_challenge=challenge, end_user_id=submission.end_user_id
+            )
+        )
+        settled = TeamSubmission.objects.filter(
+            pk=submission.pk, status=TeamSubmission.Status.CHECKING
+        ).update(
+            status=TeamSubmission.Status.REJECTED if rejected else TeamSubmission.Status.PAIRED,
+            regression_report=report,
+        )
+        if not settled:
+            return "already_done"
+        if rejected:
+            return "rejected"
+        newer = TeamSubmission.objects.filter(
+            red_blue_challenge=challenge,
+            end_user_id=submission.end_user_id,
+            team=Team.BLUE,
+            created_at__gt=submission.created_at,
+        ).exclude(status=TeamSubmission.Status.REJECTED)
+        if newer.exists():
+            # The player sent another defence meanwhile: that one is their current one.
+            TeamSubmission.objects.filter(pk=submission.pk).update(
+                regression_report={**report, "superseded": True}
+            )
+            return "passed"
+        TeamSubmission.objects.filter(
+            red_blue_challenge=challenge,
+            end_user_id=submission.end_user_id,
+            team=Team.BLUE,
+            active=True,
+        ).update(active=False)
+        TeamSubmission.objects.filter(pk=submission.pk).update(active=True)
+        submission.refresh_from_db()
+        _submission_pair(challenge=challenge, submission=submission, judge_own_pairing_here=False)
+    return "passed"
+
+
+def defense_regression_run(*, submission_id: Any, last_try: bool = True) -> str:
+    """Run a defence waiting in `checking` against the regression set (the Celery task's
+    body): the target and the judge suite per attack, with no transaction open, then one
+    settling write. A target that does not answer raises TargetError for a retry; on the
+    last try the defence is rejected with the reason (the player may send it again)."""
+    submission = (
+        TeamSubmission.objects.filter(pk=submission_id, status=TeamSubmission.Status.CHECKING)
+        .select_related("red_blue_challenge")
+        .first()
+    )
+    if submission is None:
+        return "already_done"
+    challenge = submission.red_blue_challenge
+    cases = regression_cases(challenge=challenge)
+    failures = []
+    try:
+        for case in cases:
+            outcome = pairing_evaluate(
+                challenge=challenge,
+                attack=case.prompt,
+                defense=submission.prompt,
+                user=str(case.end_user_id or ""),
+                scored=False,
+            )
+            if outcome.verdict.breached:
+                failures.append(
+                    {
+                        "attack_submission_id": str(case.attack_submission_id),
+                        "prompt": case.prompt,
+                        "categories": outcome.verdict.breached,
+                        "judge_rating": outcome.verdict.rating,
+                        "response": outcome.reply.text,
+                    }
+                )
+    except TargetError as exc:
+        logger.warning("Red/blue target failed checking defence %s: %s", submission.pk, exc)
+        if not last_try:
+            raise
+        report = {
+            "checked": len(cases),
+            "passed": False,
+            "failures": failures,
+            "error": "target_unavailable",
+        }
+        return defense_regression_settle(submission_id=submission.pk, report=report)
+    report = {"checked": len(cases), "passed": not failures, "failures": failures}
+    return defense_regression_settle(submission_id=submission.pk, report=report)
 
 
 @dataclass(frozen=True)

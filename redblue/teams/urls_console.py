@@ -20,4 +20,9 @@ urlpatterns = [
         api_console.RedBlueChallengePairingListApi.as_view(),
         name="console-red-blue-challenge-pairings",
     ),
+    path(
+        "red-blue-challenges/<str:challenge_id>/regression-set",
+        api_console.RedBlueRegressionSetApi.as_view(),
+        name="console-red-blue-challenge-regression-set",
+    ),
 ]

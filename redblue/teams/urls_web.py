@@ -24,6 +24,11 @@ urlpatterns = [
         name="web-red-blue-submit",
     ),
     path(
+        "red-blue-challenges/<str:challenge_id>/submissions/<str:submission_id>",
+        api_web.RedBlueSubmissionApi.as_view(),
+        name="web-red-blue-submission",
+    ),
+    path(
         "red-blue-challenges/<str:challenge_id>/leaderboard",
         api_web.RedBlueLeaderboardApi.as_view(),
         name="web-red-blue-leaderboard",

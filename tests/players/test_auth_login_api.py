@@ -27,6 +27,7 @@ def test_it_logs_a_player_in_with_a_token(api, player):
         "notify_on_first_blood": True,
         "notify_on_record_beaten": True,
         "interface_language": "",
+        "share_attempts": False,
     }
     # The API answers with a token; it leaves no logged-in session behind.
     assert "sessionid" not in response.cookies

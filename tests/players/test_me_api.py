@@ -16,6 +16,7 @@ def test_it_shows_the_logged_in_player(player):
         "notify_on_first_blood": True,
         "notify_on_record_beaten": True,
         "interface_language": "",
+        "share_attempts": False,
     }
 
 

@@ -70,12 +70,20 @@ def test_an_attack_is_judged_within_the_request(bridge, red_blue):
     assert pairing.status == "completed"
     assert pairing.attack_submission.source == "bridge"
 
+    # The attack broke a defence, so it joined the regression set: a new defence is first
+    # run against it (a task, eager here) and counts once it holds (docs/redblue.md).
     defender = call(bridge, red_blue, "blue", WEAK_DEFENSE + " Never pretend.", user="defender")
     body = defender.json()
     assert body["team"] == "blue"
-    assert body["judge_passed"] is False  # the new defence holds against the roleplay attack
-    assert body["team_points"] == 6.0
-    assert body["total_points"] == 11.0
+    assert body["status"] == "checking"
+    assert body["judge_passed"] is False
+    assert body["pairing_id"] is None
+    submission = TeamSubmission.objects.get(pk=body["submission_id"])
+    assert submission.status == "paired"
+    assert submission.regression_report == {"checked": 1, "passed": True, "failures": []}
+    # It held against the roleplay attack in its pairing too.
+    blue = TeamStanding.objects.get(team="blue")
+    assert blue.points == 11
 
 
 def test_a_repeated_run_replays_the_first_answer_and_writes_nothing(bridge, red_blue):
