@@ -36,11 +36,15 @@ class ChallengeQuerySet(models.QuerySet):
     def active(self, now=None) -> "ChallengeQuerySet":
         now = now or timezone.now()
         # The same window as Challenge.is_open: the challenge's own and its workspace's.
+        # A challenge in waves plays while one of them is open.
+        membership = Wave.challenges.through.objects.filter(challenge_id=models.OuterRef("pk"))
         return self.filter(is_active=True).filter(
             Q(starts_at__isnull=True) | Q(starts_at__lte=now),
             Q(ends_at__isnull=True) | Q(ends_at__gt=now),
             Q(workspace__starts_at__isnull=True) | Q(workspace__starts_at__lte=now),
             Q(workspace__ends_at__isnull=True) | Q(workspace__ends_at__gt=now),
+            ~models.Exists(membership)
+            | models.Exists(membership.filter(wave__opens_at__lte=now, wave__closes_at__gt=now)),
         )
 
 
@@ -309,19 +313,39 @@ class Challenge(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    def play_window(self) -> tuple:
+    def play_window(self, now=None) -> tuple:
         """(starts, ends): the challenge's own window narrowed by its workspace's event
-        window; either may be None (open on that side)."""
+        window and, when it is in waves, by its wave's (the one open now, else the next,
+        else the last); either may be None (open on that side)."""
         workspace = self.workspace
         starts = [moment for moment in (self.starts_at, workspace.starts_at) if moment]
         ends = [moment for moment in (self.ends_at, workspace.ends_at) if moment]
+        wave = self.current_wave(now)
+        if wave is not None:
+            starts.append(wave.opens_at)
+            ends.append(wave.closes_at)
         return (max(starts) if starts else None, min(ends) if ends else None)
+
+    def current_wave(self, now=None) -> "Wave | None":
+        """The wave whose window rules play (SPEC §10 Waves): the one open now, else the
+        next to open, else the last that closed; None when the challenge is in no wave.
+        Read once per instance (or from a `prefetch_related("waves")`)."""
+        if "waves" not in getattr(self, "_prefetched_objects_cache", {}):
+            models.prefetch_related_objects([self], "waves")
+        waves = sorted(self.waves.all(), key=lambda wave: (wave.opens_at, wave.closes_at))
+        if not waves:
+            return None
+        now = now or timezone.now()
+        for wave in waves:
+            if now < wave.closes_at:
+                return wave
+        return waves[-1]
 
     def is_open(self, now=None) -> bool:
         now = now or timezone.now()
         if not self.is_active:
             return False
-        starts, ends = self.play_window()
+        starts, ends = self.play_window(now)
         if starts and now < starts:
             return False
         return not (ends and now >= ends)
@@ -1056,3 +1080,110 @@ class BudgetHold(models.Model):
 
     def __str__(self) -> str:
         return f"Hold of {self.tokens} tokens until {self.expires_at}"
+
+
+class Bounty(models.Model):
+    """Money a creator offers for breaking a challenge (SPEC §10 Bounties), or one of its
+    several targets (`codename`). Who earns it is computed from the wins as they stand
+    (challenges/selectors/bounties.py), so an overturned win stops earning at once."""
+
+    class Kind(models.TextChoices):
+        FIRST_BREAK = "first_break", "First break"
+        PER_BREAK = "per_break", "Per break"
+        FASTEST_N = "fastest_n", "Fastest N"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="bounties")
+    codename = models.CharField(
+        max_length=40,
+        blank=True,
+        default="",
+        help_text="Several targets: only breaks of this codename earn it; empty: any.",
+    )
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    amount = models.DecimalField(max_digits=12, decimal_places=2, help_text="Paid to each winner.")
+    currency = models.CharField(max_length=3, default="USD")
+    cap = models.DecimalField(
+        max_digits=14,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text="per_break: the most paid in total; fastest_n: how many winners (N).",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        verbose_name_plural = "bounties"
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="bounty_amount_positive"),
+            models.CheckConstraint(
+                condition=Q(kind__in=["first_break", "per_break", "fastest_n"]),
+                name="bounty_kind_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(cap__isnull=True) | Q(cap__gt=0), name="bounty_cap_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} on {self.challenge}: {self.amount} {self.currency}"
+
+    @property
+    def winners_allowed(self) -> int | None:
+        """How many players it pays at most; None: no limit."""
+        if self.kind == self.Kind.FIRST_BREAK:
+            return 1
+        if self.cap is None:
+            return None
+        if self.kind == self.Kind.FASTEST_N:
+            return int(self.cap)
+        return int(self.cap // self.amount)
+
+
+class Wave(models.Model):
+    """A set of challenges that open and close together on a schedule (SPEC §10 Waves).
+    Its window decides play (Challenge.play_window); `state` is what the beat task last
+    announced (challenges/services/waves.py)."""
+
+    class State(models.TextChoices):
+        SCHEDULED = "scheduled"
+        OPEN = "open"
+        CLOSED = "closed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    name = models.CharField(max_length=120)
+    challenges = models.ManyToManyField(Challenge, related_name="waves", blank=True)
+    opens_at = models.DateTimeField()
+    closes_at = models.DateTimeField()
+    state = models.CharField(max_length=10, choices=State.choices, default=State.SCHEDULED)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["opens_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(closes_at__gt=models.F("opens_at")), name="wave_window_ordered"
+            ),
+            models.CheckConstraint(
+                condition=Q(state__in=["scheduled", "open", "closed"]), name="wave_state_valid"
+            ),
+        ]
+        indexes = [models.Index(fields=["state", "opens_at"], name="wave_due")]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def is_open(self, now=None) -> bool:
+        now = now or timezone.now()
+        return self.opens_at <= now < self.closes_at
+
+    @property
+    def phase(self) -> str:
+        """Where its window stands now (play follows this; `state` may lag by a beat)."""
+        now = timezone.now()
+        if now < self.opens_at:
+            return self.State.SCHEDULED
+        return self.State.OPEN if now < self.closes_at else self.State.CLOSED
