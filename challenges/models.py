@@ -389,6 +389,10 @@ class ChallengeAttempt(models.Model):
     tokens_total = models.PositiveIntegerField(null=True, blank=True)
     # What the model calls of the attempt cost at the workspace's prices (docs/budgets.md).
     cost = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
+    # The judge calls' own use (each judge's is in `judges`), counted apart from the
+    # target's: `tokens_total` is what the player's prompt drew and what boards rank by.
+    judge_tokens = models.PositiveIntegerField(null=True, blank=True)
+    judge_cost = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
     elapsed_ms = models.PositiveIntegerField(null=True, blank=True)
 
     # Kept in full only on success; a failed attempt keeps a fingerprint and a length.
@@ -476,6 +480,8 @@ class Review(models.Model):
         PANEL = "panel"
         APPEAL = "appeal"
         REOPENED = "reopened"
+        # A red/blue pairing whose judge panel disagreed (its `pairing`, no attempt).
+        PAIRING = "pairing"
 
     class Status(models.TextChoices):
         OPEN = "open"
@@ -487,8 +493,20 @@ class Review(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
-    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="reviews")
-    attempt = models.ForeignKey(ChallengeAttempt, on_delete=models.CASCADE, related_name="reviews")
+    # An attempt's review names its challenge and attempt; a red/blue pairing's its pairing.
+    challenge = models.ForeignKey(
+        Challenge, on_delete=models.CASCADE, null=True, blank=True, related_name="reviews"
+    )
+    attempt = models.ForeignKey(
+        ChallengeAttempt, on_delete=models.CASCADE, null=True, blank=True, related_name="reviews"
+    )
+    pairing = models.ForeignKey(
+        "redblue.TeamPairing",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="reviews",
+    )
     kind = models.CharField(max_length=10, choices=Kind.choices)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
     # The player's appeal note, or the creator's reason for reopening.
@@ -512,10 +530,22 @@ class Review(models.Model):
                 fields=["attempt"], condition=Q(status="open"), name="review_one_open_per_attempt"
             ),
             models.UniqueConstraint(
+                fields=["pairing"], condition=Q(status="open"), name="review_one_open_per_pairing"
+            ),
+            models.CheckConstraint(
+                condition=Q(kind="pairing", attempt__isnull=True, pairing__isnull=False)
+                | (
+                    ~Q(kind="pairing")
+                    & Q(attempt__isnull=False, challenge__isnull=False, pairing__isnull=True)
+                ),
+                name="review_names_one_subject",
+            ),
+            models.UniqueConstraint(
                 fields=["attempt"], condition=Q(kind="appeal"), name="review_one_appeal_per_attempt"
             ),
             models.CheckConstraint(
-                condition=Q(kind__in=["panel", "appeal", "reopened"]), name="review_kind_valid"
+                condition=Q(kind__in=["panel", "appeal", "reopened", "pairing"]),
+                name="review_kind_valid",
             ),
             models.CheckConstraint(
                 condition=Q(status="open", decision="")
@@ -525,7 +555,8 @@ class Review(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.get_kind_display()} review of {self.attempt_id} ({self.status})"
+        subject = self.attempt_id or self.pairing_id
+        return f"{self.get_kind_display()} review of {subject} ({self.status})"
 
 
 class ReviewAudit(models.Model):
@@ -534,7 +565,13 @@ class ReviewAudit(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
     review = models.ForeignKey(Review, on_delete=models.CASCADE, related_name="audit")
-    attempt = models.ForeignKey(ChallengeAttempt, on_delete=models.CASCADE, related_name="+")
+    # The review's attempt, or (a red/blue pairing's review) its pairing.
+    attempt = models.ForeignKey(
+        ChallengeAttempt, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    pairing = models.ForeignKey(
+        "redblue.TeamPairing", on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -548,7 +585,7 @@ class ReviewAudit(models.Model):
         indexes = [models.Index(fields=["workspace", "-at"])]
 
     def __str__(self) -> str:
-        return f"{self.attempt_id}: {self.before} → {self.after}"
+        return f"{self.attempt_id or self.pairing_id}: {self.before} → {self.after}"
 
 
 class AttemptOwnText(models.Model):
@@ -1099,8 +1136,11 @@ class Spend(models.Model):
     end_user = models.ForeignKey(
         EndUser, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
     )
+    # Everything used (the targets' and the judges'); `judge_*` is the judges' part of it.
     tokens = models.PositiveBigIntegerField(default=0)
     cost = models.DecimalField(max_digits=16, decimal_places=6, default=0)
+    judge_tokens = models.PositiveBigIntegerField(default=0, db_default=0)
+    judge_cost = models.DecimalField(max_digits=16, decimal_places=6, default=0, db_default=0)
 
     class Meta:
         constraints = [

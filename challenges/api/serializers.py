@@ -2,6 +2,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema_field
 from rest_framework import serializers
 
 from challenges.models import Challenge, ChallengeAttempt, Secret
+from challenges.review_subjects import pairing_reviews
 from challenges.services.challenges import CHALLENGE_FIELDS
 from challenges.targets import (
     MAX_TARGETS,
@@ -177,6 +178,7 @@ class AttemptOutputSerializer(serializers.ModelSerializer):
     near_copy_of = serializers.UUIDField(source="near_copy_of_id", allow_null=True)
     similarity = serializers.FloatField(source="near_copy_similarity", allow_null=True)
     cost = MoneyField(read_only=True)
+    judge_cost = MoneyField(read_only=True)
     verdict_status = serializers.ChoiceField(["passed", "failed", "under_review"], read_only=True)
     judges = serializers.ListField(child=serializers.DictField(), allow_null=True)
 
@@ -197,6 +199,8 @@ class AttemptOutputSerializer(serializers.ModelSerializer):
             "judge_output_raw",
             "tokens_total",
             "cost",
+            "judge_tokens",
+            "judge_cost",
             "elapsed_ms",
             "prompt",
             "response",
@@ -365,6 +369,8 @@ class LeaderboardSerializer(serializers.Serializer):
 def review_transcript(review) -> dict:
     """The attempt's prompt and reply; for an appeal of an attempt that kept no text, the
     player's own copy: by appealing they ask the creator to read it."""
+    if review.kind == "pairing":
+        return pairing_reviews().transcript(review)
     attempt = review.attempt
     if not attempt.prompt and review.kind == "appeal":
         own = getattr(attempt, "own_text", None) if hasattr(attempt, "own_text") else None
@@ -377,9 +383,12 @@ class ReviewOutputSerializer(serializers.Serializer):
     """A review row as creators see it (SPEC §10): the transcript unmasked as stored."""
 
     id = serializers.UUIDField()
-    attempt_id = serializers.UUIDField()
-    challenge_id = serializers.UUIDField()
-    kind = serializers.CharField()
+    attempt_id = serializers.UUIDField(allow_null=True, help_text="Null for a pairing's review")
+    challenge_id = serializers.UUIDField(allow_null=True)
+    pairing_id = serializers.UUIDField(
+        allow_null=True, help_text="kind 'pairing': the red/blue pairing under review"
+    )
+    kind = serializers.CharField(help_text="panel, appeal, reopened or pairing (red/blue)")
     status = serializers.CharField()
     transcript = serializers.SerializerMethodField()
     judges = serializers.SerializerMethodField()
@@ -393,6 +402,8 @@ class ReviewOutputSerializer(serializers.Serializer):
         return review_transcript(review)
 
     def get_judges(self, review) -> list[dict]:
+        if review.kind == "pairing":
+            return pairing_reviews().judges(review)
         return review.attempt.judges or []
 
 
@@ -400,7 +411,8 @@ class AuditOutputSerializer(serializers.Serializer):
     id = serializers.UUIDField()
     actor = serializers.SerializerMethodField()
     at = serializers.DateTimeField()
-    attempt_id = serializers.UUIDField()
+    attempt_id = serializers.UUIDField(allow_null=True)
+    pairing_id = serializers.UUIDField(allow_null=True)
     review_id = serializers.UUIDField()
     before = serializers.CharField()
     after = serializers.CharField()
