@@ -28,6 +28,7 @@ from challenges.admin_forms import (
     DEFENCE_EDITOR_FIELDS,
     TARGET_EDITOR_FIELDS,
     AdminEmailLoginForm,
+    BountyAdminForm,
     BridgeKeyAdminForm,
     ChallengeAdminForm,
     ChallengeCollectionAdminForm,
@@ -35,10 +36,12 @@ from challenges.admin_forms import (
     HintAdminForm,
     PrerequisiteFormSet,
     SecretAdminForm,
+    WaveAdminForm,
 )
 from challenges.admin_try_it import challenge_try_it
 from challenges.exports import attempts_csv_response
 from challenges.models import (
+    Bounty,
     BridgeKey,
     Challenge,
     ChallengeAttempt,
@@ -49,10 +52,12 @@ from challenges.models import (
     ModelPrice,
     PlaySession,
     Secret,
+    Wave,
 )
 from challenges.modes import play_mode_settings
 from challenges.selectors.challenge_stats import challenges_with_play_stats
 from challenges.selectors.targets import target_solve_rates
+from challenges.services.bounties import bounty_create, bounty_delete, bounty_update
 from challenges.services.bridge_keys import bridge_key_create, bridge_key_revoke
 from challenges.services.challenges import (
     BUDGET_FIELDS,
@@ -76,6 +81,7 @@ from challenges.services.secrets import (
     secret_update,
     secret_value_for,
 )
+from challenges.services.waves import wave_create, wave_delete, wave_update
 from core.redaction import redact_secrets
 from core.theme import THEME_KEYS
 from players.admin import (
@@ -332,7 +338,9 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                     "up to 'max turns' turns in which the model sees the whole history; the "
                     "rules are checked after every turn (on the turn's reply, or with 'the "
                     "whole session' on the transcript), and a session closes when it wins, "
-                    "reaches its turns or spends its token budget.",
+                    "reaches its turns or spends its token budget. agent: the model calls "
+                    "tools and reads text the player writes into the scenario's slots; a run "
+                    "wins by a tool call matching the scenario's win rule (docs/agents.md).",
                     "fields": ("mode", *play_mode_settings()),
                 },
             ),
@@ -615,6 +623,88 @@ class ModelPriceAdmin(WorkspaceScopedAdmin):
     search_fields = ("model",)
     list_select_related = ("workspace",)
     fields = ("workspace", "model", "input_per_1k", "output_per_1k", "currency")
+
+
+# --- Bounties and waves ----------------------------------------------------------------
+
+
+@admin.register(Bounty)
+class BountyAdmin(WorkspaceScopedAdmin):
+    form = BountyAdminForm
+    list_display = ("challenge", "codename", "kind", "amount", "currency", "cap", "workspace")
+    list_filter = (_by_workspace, "kind")
+    list_select_related = ("challenge", "workspace")
+
+    def get_fields(self, request: HttpRequest, obj=None):
+        return ("challenge", "codename", "kind", "amount", "currency", "cap")
+
+    def get_readonly_fields(self, request: HttpRequest, obj=None):
+        # A bounty stays on its challenge (its workspace's); the offer itself may change.
+        return () if obj is None else ("challenge",)
+
+    def save_model(self, request: HttpRequest, obj: Bounty, form, change: bool) -> None:
+        data = form.cleaned_data
+        offer = {
+            "kind": data["kind"],
+            "amount": data["amount"],
+            "codename": data.get("codename") or "",
+            "currency": data["currency"],
+            "cap": data.get("cap"),
+        }
+        if change:
+            bounty_update(bounty=Bounty.objects.get(pk=obj.pk), **offer)
+            return
+        _adopt(bounty_create(challenge=data["challenge"], **offer), obj)
+
+    def delete_model(self, request: HttpRequest, obj: Bounty) -> None:
+        bounty_delete(bounty=obj)
+
+
+@admin.register(Wave)
+class WaveAdmin(WorkspaceScopedAdmin):
+    form = WaveAdminForm
+    list_display = ("name", "opens_at", "closes_at", "state", "workspace")
+    list_filter = (_by_workspace, "state")
+    list_select_related = ("workspace",)
+    filter_horizontal = ("challenges",)
+    fields = ("workspace", "name", "challenges", "opens_at", "closes_at", "state")
+    readonly_fields = ("state",)
+
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
+        if db_field.name == "challenges" and not request.user.is_superuser:
+            kwargs["queryset"] = Challenge.objects.filter(
+                workspace__in=workspaces_for_user(user=request.user, writable=True)
+            )
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
+
+    def save_model(self, request: HttpRequest, obj: Wave, form, change: bool) -> None:
+        data = form.cleaned_data
+        challenge_ids = [challenge.pk for challenge in data.get("challenges") or []]
+        if change:
+            wave_update(
+                wave=Wave.objects.get(pk=obj.pk),
+                name=data["name"],
+                challenge_ids=challenge_ids,
+                opens_at=data["opens_at"],
+                closes_at=data["closes_at"],
+            )
+            return
+        saved = wave_create(
+            workspace=data["workspace"],
+            name=data["name"],
+            challenge_ids=challenge_ids,
+            opens_at=data["opens_at"],
+            closes_at=data["closes_at"],
+        )
+        _adopt(saved, obj)
+
+    def save_related(self, request: HttpRequest, form, formsets, change: bool) -> None:
+        # The service set the challenges; the form's copy would only repeat it.
+        for formset in formsets:
+            self.save_formset(request, form, formset, change=change)
+
+    def delete_model(self, request: HttpRequest, obj: Wave) -> None:
+        wave_delete(wave=obj)
 
 
 # --- Attempts -------------------------------------------------------------------------

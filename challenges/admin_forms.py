@@ -9,12 +9,15 @@ from django.core.validators import RegexValidator
 from django.db.models import QuerySet
 from django.forms.models import BaseInlineFormSet
 
-from challenges.models import BridgeKey, Challenge, ChallengeCollection, Secret
+from challenges.models import Bounty, BridgeKey, Challenge, ChallengeCollection, Secret, Wave
+from challenges.services.bounties import bounty_check
 from challenges.services.challenges import BUDGET_FIELDS, CHALLENGE_FIELDS
 from challenges.services.collections import COLLECTION_FIELDS, collection_errors
 from challenges.services.hints import HINT_FIELDS, hint_errors
 from challenges.services.prerequisites import prerequisite_errors
+from challenges.services.waves import wave_check
 from challenges.validation import challenge_errors
+from core.errors import ApplicationError
 from core.parsers import CheckedJSONDecoder, JsonBodyError, json_loads
 
 # Form field -> key of Challenge.judge_config.
@@ -32,6 +35,7 @@ _JSON_EMPTY: dict[str, Any] = {
     "evaluator_config": dict,
     "scoring_config": dict,
     "mask_variables": list,
+    "agent": dict,
 }
 
 
@@ -84,6 +88,8 @@ _JSON_WIDGET = forms.Textarea(attrs={"rows": 3, "class": "vLargeTextField json-f
 
 # Help for every Dify and JSON term a creator meets on the form.
 CHALLENGE_HELP = {
+    "agent": "Agent challenges only: the scenario as JSON {system_prompt, task, tools, slots, "
+    "win, benign_tasks, max_steps, token_budget} (docs/agents.md has an example).",
     "app_id": "The id of the Dify app that plays this challenge (Dify → Studio → the app → "
     "its URL, /app/<id>/…). The Dify bridge accepts calls for this challenge only with it.",
     "workflow_id": "The id of the Dify workflow inside that app, if you run one; left "
@@ -463,7 +469,9 @@ class ChallengeAdminForm(forms.ModelForm):
                 if config:
                     layer["judge_config"] = config
             layers += [layer, *same_kind[1:]]
-        return layers
+        # Layers the editor has no section for (an agent's tool guard, spotlight …, set in
+        # the console API or an event file) stay as they were, after the text layers.
+        return layers + [item for item in stored if item.get("type") not in DEFENCE_EDITOR]
 
     def clean_mode(self) -> str:
         return self.cleaned_data.get("mode") or self.instance.mode or Challenge.Mode.SINGLE
@@ -709,3 +717,57 @@ class AdminEmailLoginForm(AdminAuthenticationForm):
             "Please enter the email and password of a staff account. Both may be case-sensitive.",
             code="invalid_login",
         )
+
+
+class BountyAdminForm(forms.ModelForm):
+    class Meta:
+        model = Bounty
+        fields = ("challenge", "codename", "kind", "amount", "currency", "cap")
+
+    def clean(self):
+        cleaned = super().clean()
+        challenge = cleaned.get("challenge") or getattr(self.instance, "challenge", None)
+        if challenge is None or self.errors:
+            return cleaned
+        try:
+            bounty_check(
+                challenge=challenge,
+                codename=cleaned.get("codename") or "",
+                kind=cleaned.get("kind") or "",
+                amount=cleaned.get("amount"),
+                currency=cleaned.get("currency") or "",
+                cap=cleaned.get("cap"),
+            )
+        except ApplicationError as error:
+            _form_errors(self, error)
+        return cleaned
+
+
+def _form_errors(form: forms.ModelForm, error: ApplicationError) -> None:
+    for field, messages_of_field in (error.fields or {"__all__": [error.message]}).items():
+        for message in messages_of_field:
+            form.add_error(field if field in form.fields else None, message)
+
+
+class WaveAdminForm(forms.ModelForm):
+    class Meta:
+        model = Wave
+        fields = ("workspace", "name", "challenges", "opens_at", "closes_at")
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.errors:
+            return cleaned
+        workspace = cleaned.get("workspace") or getattr(self.instance, "workspace", None)
+        try:
+            wave_check(
+                name=cleaned.get("name") or "",
+                opens_at=cleaned.get("opens_at"),
+                closes_at=cleaned.get("closes_at"),
+            )
+        except ApplicationError as error:
+            _form_errors(self, error)
+        others = [c for c in cleaned.get("challenges") or [] if c.workspace_id != workspace.pk]
+        if others:
+            self.add_error("challenges", "Only challenges of the wave's workspace.")
+        return cleaned

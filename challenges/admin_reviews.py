@@ -7,6 +7,7 @@ from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
 from challenges.models import Review, ReviewAudit
+from challenges.review_subjects import pairing_reviews
 from challenges.services.reviews import REASON_MAX_CHARS, review_decide
 from players.admin import WRITE_ROLES, WorkspaceScopedAdmin, role_in
 from players.models import Membership
@@ -87,7 +88,14 @@ class ReviewAdmin(WorkspaceScopedAdmin):
         return (
             super()
             .get_queryset(request)
-            .select_related("challenge", "attempt__end_user", "attempt__own_text", "decided_by")
+            .select_related(
+                "challenge",
+                "attempt__end_user",
+                "attempt__own_text",
+                "decided_by",
+                "pairing__attack_submission",
+                "pairing__defense_submission",
+            )
         )
 
     def get_form(self, request, obj=None, change=False, **kwargs):
@@ -131,13 +139,20 @@ class ReviewAdmin(WorkspaceScopedAdmin):
 
     @admin.display(description="Player")
     def player(self, obj: Review) -> str:
+        if obj.kind == Review.Kind.PAIRING:
+            return "red/blue pairing"
         return str(obj.attempt.end_user)
 
     @admin.display(description="Verdict now")
     def verdict_now(self, obj: Review) -> str:
+        if obj.kind == Review.Kind.PAIRING:
+            return "under review" if obj.status == Review.Status.OPEN else obj.decision
         return obj.attempt.verdict_status.replace("_", " ")
 
     def _transcript(self, obj: Review) -> tuple[str, str]:
+        if obj.kind == Review.Kind.PAIRING:
+            shown = pairing_reviews().transcript(obj)
+            return f"Attack: {shown['prompt']}\n\nDefence: {shown['defense']}", shown["response"]
         attempt = obj.attempt
         if not attempt.prompt and obj.kind == Review.Kind.APPEAL:
             own = getattr(attempt, "own_text", None) if hasattr(attempt, "own_text") else None
@@ -157,7 +172,13 @@ class ReviewAdmin(WorkspaceScopedAdmin):
 
     @admin.display(description="Judges")
     def judges_table(self, obj: Review) -> str:
-        judges = obj.attempt.judges or []
+        if obj.kind == Review.Kind.PAIRING:
+            judges = [
+                {**judge, "model": f"{judge['category']} · {judge.get('model', '')}"}
+                for judge in pairing_reviews().judges(obj)
+            ]
+        else:
+            judges = obj.attempt.judges or []
         if not judges:
             return "—"
         rows = format_html_join(
@@ -185,9 +206,9 @@ class ReviewAuditAdmin(WorkspaceScopedAdmin):
     """Every decision and reopening, for the workspace's owners only."""
 
     read_only = True
-    list_display = ("at", "actor", "attempt", "before", "after", "reason")
+    list_display = ("at", "actor", "attempt", "pairing", "before", "after", "reason")
     list_select_related = ("actor",)
-    fields = ("at", "actor", "attempt", "review", "before", "after", "reason")
+    fields = ("at", "actor", "attempt", "pairing", "review", "before", "after", "reason")
     readonly_fields = fields
 
     def get_queryset(self, request: HttpRequest):

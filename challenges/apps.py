@@ -12,6 +12,7 @@ class ChallengesConfig(AppConfig):
             receivers,  # noqa: F401 - connects the board cache's signal receivers
             tasks,  # noqa: F401
         )
+        from challenges.selectors.bounties import wave_subjects
         from challenges.selectors.challenges import challenge_subjects
         from notifications.subjects import event_subject_lookup_register
 
@@ -22,4 +23,7 @@ class ChallengesConfig(AppConfig):
                 "first_blood_revoked",
             ],
             lookup=challenge_subjects,
+        )
+        event_subject_lookup_register(
+            event_types=["wave_opened", "wave_closed"], lookup=wave_subjects
         )

@@ -40,11 +40,15 @@ class ChallengeQuerySet(models.QuerySet):
     def active(self, now=None) -> "ChallengeQuerySet":
         now = now or timezone.now()
         # The same window as Challenge.is_open: the challenge's own and its workspace's.
+        # A challenge in waves plays while one of them is open.
+        membership = Wave.challenges.through.objects.filter(challenge_id=models.OuterRef("pk"))
         return self.filter(is_active=True).filter(
             Q(starts_at__isnull=True) | Q(starts_at__lte=now),
             Q(ends_at__isnull=True) | Q(ends_at__gt=now),
             Q(workspace__starts_at__isnull=True) | Q(workspace__starts_at__lte=now),
             Q(workspace__ends_at__isnull=True) | Q(workspace__ends_at__gt=now),
+            ~models.Exists(membership)
+            | models.Exists(membership.filter(wave__opens_at__lte=now, wave__closes_at__gt=now)),
         )
 
 
@@ -78,6 +82,7 @@ class Challenge(models.Model):
     class Mode(models.TextChoices):
         SINGLE = "single", "Single prompt"
         CONVERSATION = "conversation", "Conversation"
+        AGENT = "agent", "Agent with tools"
 
     class JudgeScope(models.TextChoices):
         TURN = "turn", "The turn's reply"
@@ -203,8 +208,11 @@ class Challenge(models.Model):
         default=Mode.SINGLE,
         db_default=Mode.SINGLE,
         help_text="single: one prompt, one reply. conversation: a session of turns in which "
-        "the model sees the whole history.",
+        "the model sees the whole history. agent: the model calls tools and reads content "
+        "the player wrote (indirect prompt injection).",
     )
+    # Agent: the scenario (SPEC §9), validated by challenges/agents/schema.py; {} otherwise.
+    agent = models.JSONField(default=dict, blank=True)
     max_turns = models.PositiveIntegerField(
         default=10, db_default=10, help_text="Conversation: the turns a session may take."
     )
@@ -293,7 +301,8 @@ class Challenge(models.Model):
                 name="challenge_window_ordered",
             ),
             models.CheckConstraint(
-                condition=Q(mode__in=["single", "conversation"]), name="challenge_mode_valid"
+                condition=Q(mode__in=["single", "conversation", "agent"]),
+                name="challenge_mode_valid",
             ),
             models.CheckConstraint(
                 condition=Q(judge_scope__in=["turn", "transcript"]),
@@ -313,19 +322,39 @@ class Challenge(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    def play_window(self) -> tuple:
+    def play_window(self, now=None) -> tuple:
         """(starts, ends): the challenge's own window narrowed by its workspace's event
-        window; either may be None (open on that side)."""
+        window and, when it is in waves, by its wave's (the one open now, else the next,
+        else the last); either may be None (open on that side)."""
         workspace = self.workspace
         starts = [moment for moment in (self.starts_at, workspace.starts_at) if moment]
         ends = [moment for moment in (self.ends_at, workspace.ends_at) if moment]
+        wave = self.current_wave(now)
+        if wave is not None:
+            starts.append(wave.opens_at)
+            ends.append(wave.closes_at)
         return (max(starts) if starts else None, min(ends) if ends else None)
+
+    def current_wave(self, now=None) -> "Wave | None":
+        """The wave whose window rules play (SPEC §10 Waves): the one open now, else the
+        next to open, else the last that closed; None when the challenge is in no wave.
+        Read once per instance (or from a `prefetch_related("waves")`)."""
+        if "waves" not in getattr(self, "_prefetched_objects_cache", {}):
+            models.prefetch_related_objects([self], "waves")
+        waves = sorted(self.waves.all(), key=lambda wave: (wave.opens_at, wave.closes_at))
+        if not waves:
+            return None
+        now = now or timezone.now()
+        for wave in waves:
+            if now < wave.closes_at:
+                return wave
+        return waves[-1]
 
     def is_open(self, now=None) -> bool:
         now = now or timezone.now()
         if not self.is_active:
             return False
-        starts, ends = self.play_window()
+        starts, ends = self.play_window(now)
         if starts and now < starts:
             return False
         return not (ends and now >= ends)
@@ -364,6 +393,10 @@ class ChallengeAttempt(models.Model):
     tokens_total = models.PositiveIntegerField(null=True, blank=True)
     # What the model calls of the attempt cost at the workspace's prices (docs/budgets.md).
     cost = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
+    # The judge calls' own use (each judge's is in `judges`), counted apart from the
+    # target's: `tokens_total` is what the player's prompt drew and what boards rank by.
+    judge_tokens = models.PositiveIntegerField(null=True, blank=True)
+    judge_cost = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
     elapsed_ms = models.PositiveIntegerField(null=True, blank=True)
 
     # Kept in full only on success; a failed attempt keeps a fingerprint and a length.
@@ -451,6 +484,8 @@ class Review(models.Model):
         PANEL = "panel"
         APPEAL = "appeal"
         REOPENED = "reopened"
+        # A red/blue pairing whose judge panel disagreed (its `pairing`, no attempt).
+        PAIRING = "pairing"
 
     class Status(models.TextChoices):
         OPEN = "open"
@@ -462,8 +497,20 @@ class Review(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
-    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="reviews")
-    attempt = models.ForeignKey(ChallengeAttempt, on_delete=models.CASCADE, related_name="reviews")
+    # An attempt's review names its challenge and attempt; a red/blue pairing's its pairing.
+    challenge = models.ForeignKey(
+        Challenge, on_delete=models.CASCADE, null=True, blank=True, related_name="reviews"
+    )
+    attempt = models.ForeignKey(
+        ChallengeAttempt, on_delete=models.CASCADE, null=True, blank=True, related_name="reviews"
+    )
+    pairing = models.ForeignKey(
+        "redblue.TeamPairing",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="reviews",
+    )
     kind = models.CharField(max_length=10, choices=Kind.choices)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
     # The player's appeal note, or the creator's reason for reopening.
@@ -487,10 +534,22 @@ class Review(models.Model):
                 fields=["attempt"], condition=Q(status="open"), name="review_one_open_per_attempt"
             ),
             models.UniqueConstraint(
+                fields=["pairing"], condition=Q(status="open"), name="review_one_open_per_pairing"
+            ),
+            models.CheckConstraint(
+                condition=Q(kind="pairing", attempt__isnull=True, pairing__isnull=False)
+                | (
+                    ~Q(kind="pairing")
+                    & Q(attempt__isnull=False, challenge__isnull=False, pairing__isnull=True)
+                ),
+                name="review_names_one_subject",
+            ),
+            models.UniqueConstraint(
                 fields=["attempt"], condition=Q(kind="appeal"), name="review_one_appeal_per_attempt"
             ),
             models.CheckConstraint(
-                condition=Q(kind__in=["panel", "appeal", "reopened"]), name="review_kind_valid"
+                condition=Q(kind__in=["panel", "appeal", "reopened", "pairing"]),
+                name="review_kind_valid",
             ),
             models.CheckConstraint(
                 condition=Q(status="open", decision="")
@@ -500,7 +559,8 @@ class Review(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.get_kind_display()} review of {self.attempt_id} ({self.status})"
+        subject = self.attempt_id or self.pairing_id
+        return f"{self.get_kind_display()} review of {subject} ({self.status})"
 
 
 class ReviewAudit(models.Model):
@@ -509,7 +569,13 @@ class ReviewAudit(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
     review = models.ForeignKey(Review, on_delete=models.CASCADE, related_name="audit")
-    attempt = models.ForeignKey(ChallengeAttempt, on_delete=models.CASCADE, related_name="+")
+    # The review's attempt, or (a red/blue pairing's review) its pairing.
+    attempt = models.ForeignKey(
+        ChallengeAttempt, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    pairing = models.ForeignKey(
+        "redblue.TeamPairing", on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -523,7 +589,7 @@ class ReviewAudit(models.Model):
         indexes = [models.Index(fields=["workspace", "-at"])]
 
     def __str__(self) -> str:
-        return f"{self.attempt_id}: {self.before} → {self.after}"
+        return f"{self.attempt_id or self.pairing_id}: {self.before} → {self.after}"
 
 
 class AttemptOwnText(models.Model):
@@ -624,6 +690,94 @@ class SessionTurn(models.Model):
 
     def __str__(self) -> str:
         return f"Turn {self.index} of {self.session_id}"
+
+
+class AgentRun(models.Model):
+    """One run of an agent scenario (SPEC §9): the player's slot texts, the loop's steps, its
+    outcome. Every run records a ChallengeAttempt (`attempt`), so boards, first blood, proofs,
+    copies, budgets and the feed treat it as any play; the trace hangs off the run."""
+
+    class StopReason(models.TextChoices):
+        FINAL = "final", "The agent answered"
+        MAX_STEPS = "max_steps", "It reached its step limit"
+        TOKEN_BUDGET = "token_budget", "It spent its token budget"
+        MAX_TOOL_CALLS = "max_tool_calls", "It reached the cap on tool calls"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="agent_runs")
+    end_user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="agent_runs")
+    attempt = models.OneToOneField(
+        ChallengeAttempt, on_delete=models.CASCADE, related_name="agent_run"
+    )
+    codename = models.CharField(max_length=40, blank=True, default="")
+    # The player's text per slot name, masked as prompts are.
+    slots = models.JSONField(default=dict)
+    succeeded = models.BooleanField(default=False)
+    stop_reason = models.CharField(max_length=20, choices=StopReason.choices)
+    # Why it won or not, in words the player reads.
+    why = models.TextField(blank=True)
+    final_answer = models.TextField(blank=True)
+    tokens_total = models.PositiveIntegerField(default=0)
+    cost = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
+    elapsed_ms = models.PositiveIntegerField(default=0)
+    # [{task, passed}]: the scenario's benign tasks on this run's defences (SPEC §9).
+    benign = models.JSONField(default=list)
+    benign_tokens = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["challenge", "end_user", "-created_at"], name="agent_run_recent"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(
+                    stop_reason__in=["final", "max_steps", "token_budget", "max_tool_calls"]
+                ),
+                name="agent_run_stop_reason_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Agent run of {self.end_user} on {self.challenge} ({self.stop_reason})"
+
+
+class AgentStep(models.Model):
+    """One step of a run's trace: a model call, a tool call, its result, the final answer."""
+
+    class Kind(models.TextChoices):
+        MODEL = "model"
+        TOOL_CALL = "tool_call"
+        TOOL_RESULT = "tool_result"
+        FINAL = "final"
+
+    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="steps")
+    index = models.PositiveIntegerField()
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    tool = models.CharField(max_length=64, blank=True)
+    args = models.JSONField(null=True, blank=True)
+    # The model's text, the tool's result or the final answer, masked.
+    content = models.TextField(blank=True)
+    # A refused call: the defence that refused it (tool_guard, llm_tool_check, …).
+    refused_by = models.CharField(max_length=20, blank=True)
+    tokens_total = models.PositiveIntegerField(null=True, blank=True)
+    cost = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
+    elapsed_ms = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "index"], name="agent_step_unique_index"),
+            models.CheckConstraint(
+                condition=Q(kind__in=["model", "tool_call", "tool_result", "final"]),
+                name="agent_step_kind_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Step {self.index} ({self.kind}) of {self.run_id}"
 
 
 class WinningPrompt(models.Model):
@@ -986,8 +1140,11 @@ class Spend(models.Model):
     end_user = models.ForeignKey(
         EndUser, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
     )
+    # Everything used (the targets' and the judges'); `judge_*` is the judges' part of it.
     tokens = models.PositiveBigIntegerField(default=0)
     cost = models.DecimalField(max_digits=16, decimal_places=6, default=0)
+    judge_tokens = models.PositiveBigIntegerField(default=0, db_default=0)
+    judge_cost = models.DecimalField(max_digits=16, decimal_places=6, default=0, db_default=0)
 
     class Meta:
         constraints = [
@@ -1020,3 +1177,110 @@ class BudgetHold(models.Model):
 
     def __str__(self) -> str:
         return f"Hold of {self.tokens} tokens until {self.expires_at}"
+
+
+class Bounty(models.Model):
+    """Money a creator offers for breaking a challenge (SPEC §10 Bounties), or one of its
+    several targets (`codename`). Who earns it is computed from the wins as they stand
+    (challenges/selectors/bounties.py), so an overturned win stops earning at once."""
+
+    class Kind(models.TextChoices):
+        FIRST_BREAK = "first_break", "First break"
+        PER_BREAK = "per_break", "Per break"
+        FASTEST_N = "fastest_n", "Fastest N"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="bounties")
+    codename = models.CharField(
+        max_length=40,
+        blank=True,
+        default="",
+        help_text="Several targets: only breaks of this codename earn it; empty: any.",
+    )
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    amount = models.DecimalField(max_digits=12, decimal_places=2, help_text="Paid to each winner.")
+    currency = models.CharField(max_length=3, default="USD")
+    cap = models.DecimalField(
+        max_digits=14,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text="per_break: the most paid in total; fastest_n: how many winners (N).",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        verbose_name_plural = "bounties"
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="bounty_amount_positive"),
+            models.CheckConstraint(
+                condition=Q(kind__in=["first_break", "per_break", "fastest_n"]),
+                name="bounty_kind_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(cap__isnull=True) | Q(cap__gt=0), name="bounty_cap_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} on {self.challenge}: {self.amount} {self.currency}"
+
+    @property
+    def winners_allowed(self) -> int | None:
+        """How many players it pays at most; None: no limit."""
+        if self.kind == self.Kind.FIRST_BREAK:
+            return 1
+        if self.cap is None:
+            return None
+        if self.kind == self.Kind.FASTEST_N:
+            return int(self.cap)
+        return int(self.cap // self.amount)
+
+
+class Wave(models.Model):
+    """A set of challenges that open and close together on a schedule (SPEC §10 Waves).
+    Its window decides play (Challenge.play_window); `state` is what the beat task last
+    announced (challenges/services/waves.py)."""
+
+    class State(models.TextChoices):
+        SCHEDULED = "scheduled"
+        OPEN = "open"
+        CLOSED = "closed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    name = models.CharField(max_length=120)
+    challenges = models.ManyToManyField(Challenge, related_name="waves", blank=True)
+    opens_at = models.DateTimeField()
+    closes_at = models.DateTimeField()
+    state = models.CharField(max_length=10, choices=State.choices, default=State.SCHEDULED)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["opens_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(closes_at__gt=models.F("opens_at")), name="wave_window_ordered"
+            ),
+            models.CheckConstraint(
+                condition=Q(state__in=["scheduled", "open", "closed"]), name="wave_state_valid"
+            ),
+        ]
+        indexes = [models.Index(fields=["state", "opens_at"], name="wave_due")]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def is_open(self, now=None) -> bool:
+        now = now or timezone.now()
+        return self.opens_at <= now < self.closes_at
+
+    @property
+    def phase(self) -> str:
+        """Where its window stands now (play follows this; `state` may lag by a beat)."""
+        now = timezone.now()
+        if now < self.opens_at:
+            return self.State.SCHEDULED
+        return self.State.OPEN if now < self.closes_at else self.State.CLOSED

@@ -5,6 +5,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass
+from datetime import UTC
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -95,10 +96,18 @@ def challenge_closed_reason(*, challenge: Challenge) -> str | None:
     if challenge.is_open():
         return None
     now = timezone.now()
-    starts, ends = challenge.play_window()
+    starts, ends = challenge.play_window(now)
+    wave = challenge.current_wave(now)
     if challenge.is_active and starts and now < starts:
+        if wave is not None and starts == wave.opens_at:
+            opens = wave.opens_at.astimezone(UTC)
+            return (
+                f"This challenge opens with the wave “{wave.name}” on {opens:%Y-%m-%d %H:%M} UTC."
+            )
         return "This challenge has not started yet."
     if challenge.is_active and ends and now >= ends:
+        if wave is not None and ends == wave.closes_at:
+            return f"The wave “{wave.name}” has closed; new attempts are no longer accepted."
         return "This challenge has ended; new attempts are no longer accepted."
     return "This challenge is closed."
 

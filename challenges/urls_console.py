@@ -3,6 +3,7 @@
 from django.urls import path
 
 from challenges.api import (
+    bounties,
     bridge_keys,
     budgets,
     collections,
@@ -73,6 +74,15 @@ urlpatterns = [
     ),
     path("model-prices", budgets.ModelPriceListCreateApi.as_view(), name="console-model-prices"),
     path("spend", budgets.SpendApi.as_view(), name="console-spend"),
+    path("bounties", bounties.BountyListCreateApi.as_view(), name="console-bounties"),
+    path(
+        "bounties/payouts.csv",
+        bounties.BountyPayoutsCsvApi.as_view(),
+        name="console-bounty-payouts",
+    ),
+    path("bounties/<str:bounty_id>", bounties.BountyDetailApi.as_view(), name="console-bounty"),
+    path("waves", bounties.WaveListCreateApi.as_view(), name="console-waves"),
+    path("waves/<str:wave_id>", bounties.WaveDetailApi.as_view(), name="console-wave"),
     path("bridge-keys", bridge_keys.BridgeKeyListCreateApi.as_view(), name="console-bridge-keys"),
     path(
         "bridge-keys/<str:key_id>",

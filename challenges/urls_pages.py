@@ -2,6 +2,7 @@ from django.urls import path
 
 from challenges import (
     views,
+    views_agent_runs,
     views_collections,
     views_proofs,
     views_scoreboard,
@@ -34,6 +35,7 @@ urlpatterns = [
         name="challenge-session-turn",
     ),
     path("sessions/<str:session_id>/", views_sessions.session_transcript, name="session-page"),
+    path("challenges/<slug:slug>/runs", views_agent_runs.agent_run_new, name="challenge-agent-run"),
     path(
         "challenges/<slug:slug>/leaderboard",
         views.challenge_leaderboard,

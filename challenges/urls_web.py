@@ -3,6 +3,7 @@
 from django.urls import path
 
 from challenges.api import (
+    agent_runs,
     collections,
     hints,
     play,
@@ -65,6 +66,12 @@ urlpatterns = [
         sessions.TurnStreamApi.as_view(),
         name="web-session-turns-stream",
     ),
+    path(
+        "challenges/<str:challenge_id>/runs",
+        agent_runs.AgentRunCreateApi.as_view(),
+        name="web-challenge-runs",
+    ),
+    path("runs/<str:run_id>", agent_runs.AgentRunDetailApi.as_view(), name="web-run"),
     path(
         "scoreboard/<slug:workspace_slug>",
         scoreboard.ScoreboardApi.as_view(),

@@ -4,7 +4,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from challenges.services.defences import defence_errors
+from challenges.agents.schema import agent_errors
+from challenges.services.defences import agent_defence_errors, defence_errors
 from challenges.targets import MAX_TARGETS, TargetEntrySerializer
 from core.egress import url_refusal
 from core.theme import theme_errors
@@ -114,8 +115,8 @@ def play_mode_errors(data: dict[str, Any]) -> list[tuple[str, str]]:
     """The kind of play and its settings (SPEC §9)."""
     errors = []
     mode = data.get("mode", "single")
-    if mode not in ("single", "conversation"):
-        errors.append(("mode", "Must be 'single' or 'conversation'."))
+    if mode not in ("single", "conversation", "agent"):
+        errors.append(("mode", "Must be 'single', 'conversation' or 'agent'."))
     if data.get("judge_scope", "turn") not in ("turn", "transcript"):
         errors.append(("judge_scope", "Must be 'turn' or 'transcript'."))
     max_turns = data.get("max_turns", 10)
@@ -126,6 +127,63 @@ def play_mode_errors(data: dict[str, Any]) -> list[tuple[str, str]]:
         errors.append(("session_token_budget", "A positive whole number, or empty for none."))
     if mode == "conversation" and data.get("answer_mode", "output") == "guess":
         errors.append(("answer_mode", "A conversation judges the model's replies: use 'output'."))
+    errors += _agent_errors(data, agent_mode=mode == "agent")
+    return errors
+
+
+def _agent_errors(data: dict[str, Any], *, agent_mode: bool) -> list[tuple[str, str]]:
+    """An agent challenge's scenario, its defences and its targets (SPEC §9)."""
+    agent = data.get("agent") or {}
+    if not agent_mode:
+        if agent:
+            return [("agent", "A scenario belongs to an agent challenge: set mode to 'agent'.")]
+        return [
+            ("defences", message)
+            for message in agent_defence_errors(
+                data.get("defences") or [], agent_mode=False, tools={}
+            )
+        ]
+    errors = [("agent", message) for message in agent_errors(agent)]
+    tools = {}
+    if isinstance(agent, dict) and isinstance(agent.get("tools"), list):
+        for tool in agent["tools"]:
+            if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                properties = (
+                    (tool.get("parameters") or {}).get("properties")
+                    if isinstance(tool.get("parameters"), dict)
+                    else None
+                )
+                tools[tool["name"]] = set(properties) if isinstance(properties, dict) else set()
+    errors += [
+        ("defences", message)
+        for message in agent_defence_errors(
+            data.get("defences") or [], agent_mode=True, tools=tools
+        )
+    ]
+    if data.get("answer_mode", "output") == "guess":
+        errors.append(("answer_mode", "An agent challenge is won by a tool call: use 'output'."))
+    prompt = agent.get("system_prompt") if isinstance(agent, dict) else ""
+    if (
+        isinstance(prompt, str)
+        and SECRET_PLACEHOLDER.search(prompt)
+        and not (data.get("secret_ref") or data.get("secret_per_player"))
+    ):
+        errors.append(("secret_ref", "{{secret}} is used, so name the secret it stands for."))
+    if data.get("target") == "dify" or any(
+        isinstance(entry, dict) and entry.get("target") == "dify"
+        for entry in data.get("targets") or []
+    ):
+        errors.append(
+            ("target", "An agent plays on the offline model or an OpenAI-compatible one.")
+        )
+    if data.get("scoring_strategy") in ("custom", "highest_rating"):
+        errors.append(
+            (
+                "scoring_strategy",
+                "An agent run has no judge rating or plugin score: use first, "
+                "fastest or fewest_tokens.",
+            )
+        )
     return errors
 
 
@@ -151,7 +209,8 @@ def challenge_errors(
     evaluator_type = data.get("evaluator_type", "rules")
     success_type = data.get("success_type", "contains")
     pattern = data.get("success_pattern") or ""
-    if evaluator_type == "rules":
+    # An agent challenge is won by a tool call (its scenario's `win`), not by its reply.
+    if evaluator_type == "rules" and data.get("mode") != "agent":
         if success_type not in ("contains", "regex"):
             add("success_type", "Rules evaluation needs 'contains' or 'regex'.")
         # In guess mode the answer box decides; the reply is never checked.

@@ -19,6 +19,7 @@ from challenges.play import (
     challenge_closed_reason,
 )
 from challenges.selectors.attempts import attempts_of_player
+from challenges.selectors.bounties import challenge_bounties, challenge_waves
 from challenges.selectors.challenges import challenge_visible_by_slug, challenges_public
 from challenges.selectors.collections import collections_public
 from challenges.selectors.hints import hint_body_shown, hint_visible_by_id, hints_for_player
@@ -159,6 +160,9 @@ def _page_context(request, challenge: Challenge) -> dict:
             "paused_reason": budget_paused_reason(challenge=challenge, end_user=end_user),
             "locked_reason": level_locked_reason(challenge=challenge, end_user=end_user),
             "hints": _page_hints(challenge, end_user),
+            # What breaking it pays and when its wave plays (SPEC §10, docs/bounties.md).
+            "bounties": challenge_bounties(challenge=challenge),
+            "waves": challenge_waves(challenge=challenge),
             "prompt_max": PROMPT_MAX_CHARS,
             "answer_max": ANSWER_MAX_CHARS,
             # The codename picker: shown when the player chooses their model.

@@ -12,8 +12,8 @@ from typing import Any, Protocol
 from core.numbers import is_number
 from judging.errors import JudgeConfigError
 from judging.judge_config import judge_config_messages, judge_config_parse
-from judging.llm_judge import judge_with_llm, judge_with_llm_async
-from judging.verdicts import Verdict
+from judging.llm_judge import judge_token_estimate, judge_with_llm, judge_with_llm_async
+from judging.verdicts import TokenUse, Verdict
 
 PANEL_RULES = ("all", "majority", "any")
 PANEL_REVIEWS = ("disagreement", "margin", "never")
@@ -25,25 +25,44 @@ UNDER_REVIEW_FEEDBACK = (
 
 
 class Judge(Protocol):
-    def judge(self, *, goal: str, response: str) -> Verdict: ...
+    """`hints` and `prompt` (the player's text that drew `response`) reach the rubric as
+    quoted data; a red/blue suite passes the category and the attack in them."""
 
-    async def judge_async(self, *, goal: str, response: str) -> Verdict: ...
+    def judge(self, *, goal: str, response: str, hints: str = "", prompt: str = "") -> Verdict: ...
+
+    async def judge_async(
+        self, *, goal: str, response: str, hints: str = "", prompt: str = ""
+    ) -> Verdict: ...
+
+    def token_estimate(self, *, goal: str, response_tokens: int) -> tuple[TokenUse, ...]:
+        """The most each of its calls is expected to use (what a budget hold reserves)."""
+        ...
 
 
-def _own_verdict(verdict: Verdict, *, config: dict) -> Verdict:
-    model = (verdict.raw or {}).get("judge_model") or judge_config_parse(config).judge_model
-    entry = {
+def judge_entry(verdict: Verdict, *, model: str) -> dict[str, Any]:
+    """One judge's stored verdict (SPEC §10); `cost` is priced when it is recorded."""
+    tokens = sum(use.total for use in verdict.usage) if verdict.usage else None
+    return {
         "model": model,
         "passed": verdict.passed,
         "rating": verdict.rating,
         "feedback": verdict.feedback,
+        "tokens": tokens,
+        "cost": None,
     }
+
+
+def _own_verdict(verdict: Verdict, *, config: dict) -> Verdict:
+    model = (verdict.raw or {}).get("judge_model") or judge_config_parse(config).judge_model
     return Verdict(
         passed=verdict.passed,
         feedback=verdict.feedback,
         rating=verdict.rating,
         raw=verdict.raw,
-        judges=(entry,),
+        judges=(judge_entry(verdict, model=model),),
+        # One per entry, so the two line up when the entries are priced (a call that
+        # never answered used nothing we know of).
+        usage=(verdict.usage[0] if verdict.usage else TokenUse(model, 0, 0),),
     )
 
 
@@ -51,13 +70,22 @@ def _own_verdict(verdict: Verdict, *, config: dict) -> Verdict:
 class LlmJudge:
     config: dict
 
-    def judge(self, *, goal: str, response: str) -> Verdict:
-        verdict = judge_with_llm(goal=goal, response=response, config=self.config)
+    def judge(self, *, goal: str, response: str, hints: str = "", prompt: str = "") -> Verdict:
+        verdict = judge_with_llm(
+            goal=goal, response=response, config=self.config, hints=hints, prompt=prompt
+        )
         return _own_verdict(verdict, config=self.config)
 
-    async def judge_async(self, *, goal: str, response: str) -> Verdict:
-        verdict = await judge_with_llm_async(goal=goal, response=response, config=self.config)
+    async def judge_async(
+        self, *, goal: str, response: str, hints: str = "", prompt: str = ""
+    ) -> Verdict:
+        verdict = await judge_with_llm_async(
+            goal=goal, response=response, config=self.config, hints=hints, prompt=prompt
+        )
         return _own_verdict(verdict, config=self.config)
+
+    def token_estimate(self, *, goal: str, response_tokens: int) -> tuple[TokenUse, ...]:
+        return (judge_token_estimate(self.config, goal=goal, response_tokens=response_tokens),)
 
 
 @dataclass(frozen=True)
@@ -67,14 +95,23 @@ class PanelJudge:
     review: str
     review_margin: float
 
-    def judge(self, *, goal: str, response: str) -> Verdict:
-        return self.combine([judge.judge(goal=goal, response=response) for judge in self.judges])
+    def judge(self, *, goal: str, response: str, hints: str = "", prompt: str = "") -> Verdict:
+        texts = {"goal": goal, "response": response, "hints": hints, "prompt": prompt}
+        return self.combine([judge.judge(**texts) for judge in self.judges])
 
-    async def judge_async(self, *, goal: str, response: str) -> Verdict:
-        verdicts = await asyncio.gather(
-            *(judge.judge_async(goal=goal, response=response) for judge in self.judges)
-        )
+    async def judge_async(
+        self, *, goal: str, response: str, hints: str = "", prompt: str = ""
+    ) -> Verdict:
+        texts = {"goal": goal, "response": response, "hints": hints, "prompt": prompt}
+        verdicts = await asyncio.gather(*(judge.judge_async(**texts) for judge in self.judges))
         return self.combine(list(verdicts))
+
+    def token_estimate(self, *, goal: str, response_tokens: int) -> tuple[TokenUse, ...]:
+        return tuple(
+            use
+            for judge in self.judges
+            for use in judge.token_estimate(goal=goal, response_tokens=response_tokens)
+        )
 
     def combine(self, verdicts: list[Verdict]) -> Verdict:
         votes = [verdict.passed for verdict in verdicts]
@@ -95,6 +132,7 @@ class PanelJudge:
             raw={"rule": self.rule, "review": self.review, "judges": [v.raw for v in verdicts]},
             judges=tuple(entry for verdict in verdicts for entry in verdict.judges),
             under_review=under_review,
+            usage=tuple(use for verdict in verdicts for use in verdict.usage),
         )
 
     def _needs_review(self, verdicts: list[Verdict]) -> bool:

@@ -22,7 +22,8 @@ from core.numbers import is_number
 from judging.clients import async_openai_client, openai_client
 from judging.judge_config import JudgeConfig, judge_config_parse
 from judging.quoting import JUDGE_DATA_RULE, quoted
-from judging.verdicts import Verdict
+from judging.targets import rough_token_count
+from judging.verdicts import TokenUse, Verdict
 
 logger = logging.getLogger(__name__)
 
@@ -55,10 +56,12 @@ _VERDICT_SCHEMA = {
 
 
 class _JudgeFailure(Exception):
-    def __init__(self, kind: str, **details: Any) -> None:
+    def __init__(self, kind: str, usage: TokenUse | None = None, **details: Any) -> None:
         super().__init__(kind)
         self.kind = kind
         self.details = details
+        # An answer that came back but could not be read still used (and cost) tokens.
+        self.usage = usage
 
 
 def judge_route(*, provider: str) -> JudgeRoute:
@@ -104,12 +107,11 @@ def judge_with_llm(
     judge = judge_config_parse(config)
     started = time.monotonic()
     route = judge_route(provider=judge.provider)
+    texts = {"goal": goal or "", "response": response or "", "hints": hints, "prompt": prompt}
     try:
-        answer = _answer_without_network(judge, route=route, goal=goal, response=response)
+        answer = _answer_without_network(judge, route=route, **texts)
         if answer is None:
-            answer = _remote_answer(
-                judge, goal=goal or "", response=response or "", hints=hints, prompt=prompt
-            )
+            answer = _remote_answer(judge, **texts)
         verdict = _verdict_from(answer, judge)
     except _JudgeFailure as failure:
         verdict = _failure_verdict(failure, judge)
@@ -124,12 +126,11 @@ async def judge_with_llm_async(
     judge = judge_config_parse(config)
     started = time.monotonic()
     route = judge_route(provider=judge.provider)
+    texts = {"goal": goal or "", "response": response or "", "hints": hints, "prompt": prompt}
     try:
-        answer = _answer_without_network(judge, route=route, goal=goal, response=response)
+        answer = _answer_without_network(judge, route=route, **texts)
         if answer is None:
-            answer = await _remote_answer_async(
-                judge, goal=goal or "", response=response or "", hints=hints, prompt=prompt
-            )
+            answer = await _remote_answer_async(judge, **texts)
         verdict = _verdict_from(answer, judge)
     except _JudgeFailure as failure:
         verdict = _failure_verdict(failure, judge)
@@ -138,14 +139,44 @@ async def judge_with_llm_async(
 
 
 def _answer_without_network(
-    judge: JudgeConfig, *, route: JudgeRoute, goal: str, response: str
+    judge: JudgeConfig, *, route: JudgeRoute, goal: str, response: str, hints: str, prompt: str
 ) -> dict | None:
     """The offline judge's answer, a failure when unconfigured, None when remote."""
     if route == "not_configured":
         raise _JudgeFailure("not_configured")
     if route == "offline":
-        return _offline_answer(judge, goal=goal or "", response=response or "")
+        answer = _offline_answer(judge, goal=goal, response=response)
+        request = _judge_request(judge, goal=goal, response=response, hints=hints, prompt=prompt)
+        answer["_usage"] = offline_token_use(
+            judge.judge_model, request_text=_request_text(request), answer=answer
+        )
+        return answer
     return None
+
+
+def _request_text(request: dict) -> str:
+    return "".join(message["content"] for message in request["messages"])
+
+
+def offline_token_use(model: str, *, request_text: str, answer: Any) -> TokenUse:
+    """What a judge call would have used, counted as the targets count (about four
+    characters a token): deterministic, so an offline demo spends and prices as a real one."""
+    text = (
+        answer
+        if isinstance(answer, str)
+        else json.dumps({key: value for key, value in answer.items() if not key.startswith("_")})
+    )
+    return TokenUse(model, rough_token_count(request_text), rough_token_count(text))
+
+
+def judge_token_estimate(config: Any, *, goal: str, response_tokens: int) -> TokenUse:
+    """The most one call of this judge is expected to use before the response exists: its
+    prompt with the goal, `response_tokens` of response, and its `max_tokens` of answer.
+    Budget holds reserve it (docs/budgets.md)."""
+    judge = judge_config_parse(config)
+    request = _judge_request(judge, goal=goal or "", response="", hints="", prompt="")
+    tokens_in = rough_token_count(_request_text(request)) + response_tokens
+    return TokenUse(judge.judge_model, tokens_in, judge.max_tokens)
 
 
 def _failure_verdict(failure: _JudgeFailure, judge: JudgeConfig) -> Verdict:
@@ -154,6 +185,7 @@ def _failure_verdict(failure: _JudgeFailure, judge: JudgeConfig) -> Verdict:
         feedback=JUDGE_FAILURE_FEEDBACK,
         rating=None,
         raw={"error": failure.kind, "judge_model": judge.judge_model, **failure.details},
+        usage=(failure.usage,) if failure.usage else (),
     )
 
 
@@ -192,7 +224,7 @@ def _remote_answer(
             structured = False
     except Exception as exc:  # noqa: BLE001 - every client failure becomes a judge failure
         raise _client_failure(exc) from None
-    return _answer_from(completion, structured=structured)
+    return _answer_from(completion, structured=structured, model=judge.judge_model)
 
 
 async def _remote_answer_async(
@@ -211,7 +243,7 @@ async def _remote_answer_async(
             structured = False
     except Exception as exc:  # noqa: BLE001 - every client failure becomes a judge failure
         raise _client_failure(exc) from None
-    return _answer_from(completion, structured=structured)
+    return _answer_from(completion, structured=structured, model=judge.judge_model)
 
 
 def _judge_client_settings() -> dict[str, Any]:
@@ -258,13 +290,32 @@ def _client_failure(exc: Exception) -> _JudgeFailure:
     return _JudgeFailure("client_error")
 
 
-def _answer_from(completion: Any, *, structured: bool) -> dict:
+def _usage_of(completion: Any, *, model: str) -> TokenUse | None:
+    """The provider's own count (`usage`), or None when it sent none."""
+    usage = getattr(completion, "usage", None)
+    tokens_in = getattr(usage, "prompt_tokens", None)
+    tokens_out = getattr(usage, "completion_tokens", None)
+    if not (_whole(tokens_in) and _whole(tokens_out)):
+        return None
+    return TokenUse(model, tokens_in, tokens_out)
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _answer_from(completion: Any, *, structured: bool, model: str) -> dict:
+    usage = _usage_of(completion, model=model)
     try:
         content = completion.choices[0].message.content
     except (AttributeError, IndexError, TypeError):
-        raise _JudgeFailure("unparsable") from None
-    answer = _strict_json(content)
+        raise _JudgeFailure("unparsable", usage=usage) from None
+    try:
+        answer = _strict_json(content)
+    except _JudgeFailure as failure:
+        raise _JudgeFailure(failure.kind, usage=usage) from None
     answer["_mode"] = "json_schema" if structured else "json_fallback"
+    answer["_usage"] = usage
     return answer
 
 
@@ -290,6 +341,7 @@ def _strict_json(content: Any) -> dict:
 
 def _verdict_from(answer: dict, judge: JudgeConfig) -> Verdict:
     mode = answer.pop("_mode", "unknown")
+    usage = answer.pop("_usage", None)
     rating = answer.get("rating")
     if isinstance(rating, str):
         try:
@@ -297,7 +349,7 @@ def _verdict_from(answer: dict, judge: JudgeConfig) -> Verdict:
         except ValueError:
             rating = None
     if not is_number(rating):
-        raise _JudgeFailure("unparsable")
+        raise _JudgeFailure("unparsable", usage=usage)
     clamped = int(min(max(round(rating), 0), judge.rating_scale))
     explicit = answer.get("passed")
     passed = explicit if isinstance(explicit, bool) else clamped >= judge.pass_threshold
@@ -312,7 +364,9 @@ def _verdict_from(answer: dict, judge: JudgeConfig) -> Verdict:
         "pass_threshold": judge.pass_threshold,
         "passed_explicit": explicit if isinstance(explicit, bool) else None,
     }
-    return Verdict(passed=passed, feedback=feedback, rating=clamped, raw=raw)
+    return Verdict(
+        passed=passed, feedback=feedback, rating=clamped, raw=raw, usage=(usage,) if usage else ()
+    )
 
 
 # --- Offline judge --------------------------------------------------------------------

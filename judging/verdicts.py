@@ -3,6 +3,20 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class TokenUse:
+    """One judge call's tokens, as the provider's `usage` reports them (the offline judge
+    counts its own, deterministically)."""
+
+    model: str
+    input_tokens: int
+    output_tokens: int
+
+    @property
+    def total(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass(frozen=True)
 class Verdict:
     """What any evaluator (rules, LLM judge, plugin) says about one output."""
 
@@ -10,8 +24,12 @@ class Verdict:
     feedback: str = ""
     rating: int | None = None
     raw: dict[str, Any] | None = field(default=None)
-    # Each judge's own verdict, `{model, passed, rating, feedback}` (SPEC §10); empty for
-    # evaluators that are not LLM judges.
+    # Each judge's own verdict, `{model, passed, rating, feedback, tokens, cost}` (SPEC §10);
+    # empty for evaluators that are not LLM judges. `cost` is filled when the attempt is
+    # recorded, at the workspace's price of the judge's `provider/model`.
     judges: tuple[dict[str, Any], ...] = ()
     # A panel that disagreed (or rated within its margin): no verdict until a person decides.
     under_review: bool = False
+    # The tokens of every judge call behind this verdict; one per entry of `judges` (in
+    # their order) once a judge of judging/judges.py made it.
+    usage: tuple[TokenUse, ...] = ()

@@ -3,7 +3,7 @@
 import json
 import random
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -33,6 +33,7 @@ EMAIL_PREFERENCE = {
     Event.Type.CHALLENGE_FIRST_BLOOD: "notify_on_first_blood",
     Event.Type.CHALLENGE_RECORD_BEATEN: "notify_on_record_beaten",
     Event.Type.FIRST_BLOOD_REVOKED: "notify_on_first_blood",
+    Event.Type.WAVE_OPENED: "notify_on_waves",
 }
 
 
@@ -188,6 +189,15 @@ def _email_text(event: Event) -> tuple[str, str]:
     link = f"\n\n{settings.SITE_URL}{subject.path}\n" if subject else "\n"
     if event.type == Event.Type.CHALLENGE_FIRST_BLOOD:
         return headline, f"Another player solved a challenge you played before anyone else.{link}"
+    if event.type == Event.Type.WAVE_OPENED:
+        names = ", ".join(event.payload.get("challenge_names", []))
+        closes_ms = event.payload.get("closes_at") or 0
+        closes = f"{datetime.fromtimestamp(closes_ms / 1000, UTC):%Y-%m-%d %H:%M} UTC"
+        return headline, (
+            f"New challenges are open until {closes}: {names}.{link}"
+            if names
+            else f"New challenges are open until {closes}.{link}"
+        )
     score = event.payload.get("new_record", {}).get("score")
     return headline, f"Someone took the top of its board (new score: {score}).{link}"
 

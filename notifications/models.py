@@ -18,6 +18,9 @@ class Event(models.Model):
         # A review failed the first blood or passed an earlier attempt (SPEC §10).
         FIRST_BLOOD_REVOKED = "first_blood_revoked"
         TEAM_PAIRING_COMPLETED = "team_pairing_completed"
+        # A wave of challenges opened or closed on its schedule (SPEC §10 Waves).
+        WAVE_OPENED = "wave_opened"
+        WAVE_CLOSED = "wave_closed"
         # Sent only by an endpoint's "send test event" action, never stored for players.
         WEBHOOK_TEST = "webhook_test"
 

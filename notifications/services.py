@@ -171,6 +171,6 @@ def events_mark_read(*, account: Any, event_ids: list[Any] | None = None) -> int
 
 def unsubscribe_apply(*, account_id: Any, preference: str) -> None:
     """Turn one email preference off (the signed link named it)."""
-    if preference not in ("notify_on_first_blood", "notify_on_record_beaten"):
+    if preference not in ("notify_on_first_blood", "notify_on_record_beaten", "notify_on_waves"):
         raise ApplicationError("Unknown preference.")
     PlayerProfile.objects.filter(account_id=account_id).update(**{preference: False})

@@ -59,6 +59,10 @@ def event_headline(event: Any, subject: EventSubject | None, *, to_creator: bool
     if event.type == "challenge_record_beaten":
         whose = "The" if to_creator else "Your"
         return f"{whose} record on {name or 'a challenge'} was beaten"
+    if event.type == "wave_opened":
+        return f"Wave {name or 'of challenges'} is open"
+    if event.type == "wave_closed":
+        return f"Wave {name or 'of challenges'} has closed"
     if event.type == "team_pairing_completed":
         return f"A pairing was judged on {name or 'a red/blue challenge'}"
     return event.type

@@ -444,7 +444,13 @@ class EndUserAdmin(WorkspaceScopedAdmin):
 
 @admin.register(PlayerProfile)
 class PlayerProfileAdmin(SecretLookupGuard, admin.ModelAdmin):
-    list_display = ("account", "display_name", "notify_on_first_blood", "notify_on_record_beaten")
+    list_display = (
+        "account",
+        "display_name",
+        "notify_on_first_blood",
+        "notify_on_record_beaten",
+        "notify_on_waves",
+    )
     search_fields = ("display_name", "account__email")
     raw_id_fields = ("account",)
 

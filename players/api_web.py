@@ -30,6 +30,7 @@ class PlayerOutputSerializer(serializers.Serializer):
     avatar_url = serializers.CharField()
     notify_on_first_blood = serializers.BooleanField()
     notify_on_record_beaten = serializers.BooleanField()
+    notify_on_waves = serializers.BooleanField()
     interface_language = serializers.CharField()
     share_attempts = serializers.BooleanField(
         help_text="The player's attempts go into public dataset exports (docs/exports.md)."
@@ -51,6 +52,7 @@ def player_data(account: AbstractBaseUser) -> dict:
             "avatar_url": profile.avatar_url,
             "notify_on_first_blood": profile.notify_on_first_blood,
             "notify_on_record_beaten": profile.notify_on_record_beaten,
+            "notify_on_waves": profile.notify_on_waves,
             "interface_language": profile.interface_language,
             "share_attempts": profile.share_attempts,
         }
@@ -205,6 +207,7 @@ class MeProfileApi(APIView):
         avatar_url = serializers.CharField(max_length=2000, required=False, allow_blank=True)
         notify_on_first_blood = serializers.BooleanField(required=False)
         notify_on_record_beaten = serializers.BooleanField(required=False)
+        notify_on_waves = serializers.BooleanField(required=False)
         interface_language = serializers.CharField(max_length=20, required=False, allow_blank=True)
         share_attempts = serializers.BooleanField(required=False)
 

@@ -80,6 +80,9 @@ class ProfileForm(forms.Form):
     notify_on_record_beaten = forms.BooleanField(
         label="Email me when someone beats my record", required=False
     )
+    notify_on_waves = forms.BooleanField(
+        label="Email me when a new wave of challenges opens where I play", required=False
+    )
     share_attempts = forms.BooleanField(
         label="Share my attempts in public datasets (masked, under a pseudonym)",
         help_text="Off unless you turn it on. Organisers may then publish every attempt you "

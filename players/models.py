@@ -319,6 +319,8 @@ class PlayerProfile(models.Model):
     avatar_url = models.URLField(blank=True)
     notify_on_first_blood = models.BooleanField(default=True)
     notify_on_record_beaten = models.BooleanField(default=True)
+    # Mail when a wave of challenges opens in a workspace the player played in.
+    notify_on_waves = models.BooleanField(default=True, db_default=True)
     # Consent to the public dataset export (SPEC §10 Exports, docs/exports.md): only the
     # attempts of players who said yes go into it, masked and under a pseudonym.
     share_attempts = models.BooleanField(default=False, db_default=False)

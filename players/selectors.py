@@ -171,3 +171,13 @@ def bracket_places_of_account(*, account: AbstractBaseUser) -> list[BracketPlace
         )
         for workspace_id, group in places.items()
     ]
+
+
+def player_account_ids_of_workspace(*, workspace_id) -> list[int]:
+    """The site accounts that have played in a workspace (its EndUsers with an account)."""
+    return list(
+        EndUser.objects.filter(workspace_id=workspace_id, account__isnull=False)
+        .order_by("account_id")
+        .values_list("account_id", flat=True)
+        .distinct()
+    )

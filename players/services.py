@@ -237,6 +237,7 @@ def profile_update(
     avatar_url: str | None = None,
     notify_on_first_blood: bool | None = None,
     notify_on_record_beaten: bool | None = None,
+    notify_on_waves: bool | None = None,
     interface_language: str | None = None,
     share_attempts: bool | None = None,
 ) -> PlayerProfile:
@@ -256,6 +257,7 @@ def profile_update(
         "avatar_url": avatar_url,
         "notify_on_first_blood": notify_on_first_blood,
         "notify_on_record_beaten": notify_on_record_beaten,
+        "notify_on_waves": notify_on_waves,
         "interface_language": interface_language,
         "share_attempts": share_attempts,
     }

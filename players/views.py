@@ -42,6 +42,7 @@ def profile(request: HttpRequest) -> HttpResponse:
                 "avatar_url": current.avatar_url,
                 "notify_on_first_blood": current.notify_on_first_blood,
                 "notify_on_record_beaten": current.notify_on_record_beaten,
+                "notify_on_waves": current.notify_on_waves,
                 "interface_language": current.interface_language,
                 "share_attempts": current.share_attempts,
             }
@@ -66,6 +67,7 @@ def _profile_page(
                 "avatar_url": profile.avatar_url,
                 "notify_on_first_blood": profile.notify_on_first_blood,
                 "notify_on_record_beaten": profile.notify_on_record_beaten,
+                "notify_on_waves": profile.notify_on_waves,
                 "interface_language": profile.interface_language,
                 "share_attempts": profile.share_attempts,
             }

@@ -247,6 +247,9 @@ class RedBlueChallenge(models.Model):
     target = models.CharField(max_length=10, choices=Target.choices, default=Target.OFFLINE)
     target_model = models.CharField(max_length=200, blank=True)
     judge_config = models.JSONField(default=dict, blank=True)
+    # SPEC §10: several judges per category, a rule, and when a person decides instead
+    # (judging/judges.py); empty means the one judge of `judge_config`.
+    judge_panel = models.JSONField(default=dict, blank=True)
     time_penalty_per_second = models.DecimalField(
         max_digits=8, decimal_places=3, default=0, help_text="Red loses this per reply second."
     )
@@ -409,6 +412,8 @@ class TeamPairing(models.Model):
         PENDING = "pending"
         COMPLETED = "completed"
         FAILED = "failed"  # the target model never answered; nobody scores
+        # A judge panel disagreed on a category: scored once a person decides (SPEC §10).
+        REVIEW = "review"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     red_blue_challenge = models.ForeignKey(
@@ -445,7 +450,7 @@ class TeamPairing(models.Model):
                 fields=["attack_submission", "defense_submission"], name="team_pairing_once"
             ),
             models.CheckConstraint(
-                condition=Q(status__in=["pending", "completed", "failed"]),
+                condition=Q(status__in=["pending", "completed", "failed", "review"]),
                 name="team_pairing_status_valid",
             ),
             models.CheckConstraint(

@@ -84,8 +84,10 @@ class BudgetOutSerializer(serializers.Serializer):
 
 
 class UsedSerializer(serializers.Serializer):
-    tokens = serializers.IntegerField()
+    tokens = serializers.IntegerField(help_text="Everything used: the targets' and the judges'")
     cost = MoneyField()
+    judge_tokens = serializers.IntegerField(help_text="The LLM judges' part of `tokens`")
+    judge_cost = MoneyField(help_text="The LLM judges' part of `cost`")
 
 
 class ChallengeSpendSerializer(serializers.Serializer):

@@ -64,6 +64,15 @@ class AttemptCreateApi(AsyncApiView):
             source="attempt.cost",
             help_text="At the workspace's price of the model; null when it has none",
         )
+        judge_tokens = serializers.IntegerField(
+            source="attempt.judge_tokens",
+            allow_null=True,
+            help_text="What the LLM judges used (each judge's is in the console's `judges`)",
+        )
+        judge_cost = MoneyField(
+            source="attempt.judge_cost",
+            help_text="The judges' cost at the workspace's prices of their provider/model",
+        )
         codename = serializers.CharField(
             required=False,
             help_text="Several targets: the codename of the one played (absent otherwise).",
@@ -130,6 +139,8 @@ class AttemptCreateApi(AsyncApiView):
                 "judge_rating",
                 "tokens_total",
                 "cost",
+                "judge_tokens",
+                "judge_cost",
                 "elapsed_ms",
                 "source",
                 "prompt",

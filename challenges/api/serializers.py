@@ -2,6 +2,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema_field
 from rest_framework import serializers
 
 from challenges.models import Challenge, ChallengeAttempt, Secret
+from challenges.review_subjects import pairing_reviews
 from challenges.services.challenges import CHALLENGE_FIELDS
 from challenges.targets import (
     MAX_TARGETS,
@@ -63,6 +64,12 @@ class ChallengeInputSerializer(StrictSerializer):
     judge_scope = serializers.ChoiceField(Challenge.JudgeScope.choices, required=False)
     session_token_budget = serializers.IntegerField(
         required=False, allow_null=True, min_value=1, max_value=2_000_000_000
+    )
+    agent = serializers.DictField(
+        required=False,
+        help_text="mode agent (SPEC §9): {system_prompt, task, tools: [{name, description, "
+        "parameters, returns}], slots: [{name, kind, template}], win: {tool, args, conceal}, "
+        "benign_tasks: [{task, expect}], max_steps, token_budget}",
     )
     targets = TargetEntrySerializer(
         many=True,
@@ -171,6 +178,7 @@ class AttemptOutputSerializer(serializers.ModelSerializer):
     near_copy_of = serializers.UUIDField(source="near_copy_of_id", allow_null=True)
     similarity = serializers.FloatField(source="near_copy_similarity", allow_null=True)
     cost = MoneyField(read_only=True)
+    judge_cost = MoneyField(read_only=True)
     verdict_status = serializers.ChoiceField(["passed", "failed", "under_review"], read_only=True)
     judges = serializers.ListField(child=serializers.DictField(), allow_null=True)
 
@@ -191,6 +199,8 @@ class AttemptOutputSerializer(serializers.ModelSerializer):
             "judge_output_raw",
             "tokens_total",
             "cost",
+            "judge_tokens",
+            "judge_cost",
             "elapsed_ms",
             "prompt",
             "response",
@@ -217,8 +227,34 @@ class RevealedTargetSerializer(serializers.Serializer):
     model = serializers.CharField()
 
 
+class PublicAgentToolSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    description = serializers.CharField(allow_blank=True)
+    parameters = serializers.DictField()
+
+
+class PublicAgentSlotSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    template = serializers.CharField(help_text="Your text goes where {{text}} stands")
+
+
+class PublicAgentSerializer(serializers.Serializer):
+    """What a player sees of a scenario: never its system prompt, tool results, win rule or
+    benign tasks."""
+
+    task = serializers.CharField()
+    tools = PublicAgentToolSerializer(many=True)
+    slots = PublicAgentSlotSerializer(many=True)
+    max_steps = serializers.IntegerField()
+
+
 class PublicChallengeSerializer(serializers.ModelSerializer):
     is_open = serializers.SerializerMethodField()
+    agent = serializers.SerializerMethodField(
+        help_text="Agent challenges: the task, the tools and the slots you write into; null "
+        "otherwise."
+    )
     codenames = serializers.SerializerMethodField(
         help_text="Several targets: the codenames players see (empty for one target)."
     )
@@ -244,6 +280,7 @@ class PublicChallengeSerializer(serializers.ModelSerializer):
             "max_turns",
             "judge_scope",
             "session_token_budget",
+            "agent",
             "target",
             "max_attempts_per_hour",
             "starts_at",
@@ -257,6 +294,12 @@ class PublicChallengeSerializer(serializers.ModelSerializer):
 
     def get_is_open(self, challenge: Challenge) -> bool:
         return challenge.is_open()
+
+    @extend_schema_field(PublicAgentSerializer(allow_null=True))
+    def get_agent(self, challenge: Challenge) -> dict | None:
+        if challenge.mode != Challenge.Mode.AGENT or not challenge.agent:
+            return None
+        return PublicAgentSerializer(challenge.agent).data
 
     def get_codenames(self, challenge: Challenge) -> list[str]:
         return codenames(challenge)
@@ -326,6 +369,8 @@ class LeaderboardSerializer(serializers.Serializer):
 def review_transcript(review) -> dict:
     """The attempt's prompt and reply; for an appeal of an attempt that kept no text, the
     player's own copy: by appealing they ask the creator to read it."""
+    if review.kind == "pairing":
+        return pairing_reviews().transcript(review)
     attempt = review.attempt
     if not attempt.prompt and review.kind == "appeal":
         own = getattr(attempt, "own_text", None) if hasattr(attempt, "own_text") else None
@@ -338,9 +383,12 @@ class ReviewOutputSerializer(serializers.Serializer):
     """A review row as creators see it (SPEC §10): the transcript unmasked as stored."""
 
     id = serializers.UUIDField()
-    attempt_id = serializers.UUIDField()
-    challenge_id = serializers.UUIDField()
-    kind = serializers.CharField()
+    attempt_id = serializers.UUIDField(allow_null=True, help_text="Null for a pairing's review")
+    challenge_id = serializers.UUIDField(allow_null=True)
+    pairing_id = serializers.UUIDField(
+        allow_null=True, help_text="kind 'pairing': the red/blue pairing under review"
+    )
+    kind = serializers.CharField(help_text="panel, appeal, reopened or pairing (red/blue)")
     status = serializers.CharField()
     transcript = serializers.SerializerMethodField()
     judges = serializers.SerializerMethodField()
@@ -354,6 +402,8 @@ class ReviewOutputSerializer(serializers.Serializer):
         return review_transcript(review)
 
     def get_judges(self, review) -> list[dict]:
+        if review.kind == "pairing":
+            return pairing_reviews().judges(review)
         return review.attempt.judges or []
 
 
@@ -361,7 +411,8 @@ class AuditOutputSerializer(serializers.Serializer):
     id = serializers.UUIDField()
     actor = serializers.SerializerMethodField()
     at = serializers.DateTimeField()
-    attempt_id = serializers.UUIDField()
+    attempt_id = serializers.UUIDField(allow_null=True)
+    pairing_id = serializers.UUIDField(allow_null=True)
     review_id = serializers.UUIDField()
     before = serializers.CharField()
     after = serializers.CharField()

@@ -27,6 +27,7 @@ from typing import Any
 import psycopg
 from django.conf import settings
 from django.db import DatabaseError, connections
+from django.db.models import prefetch_related_objects
 from redis.exceptions import RedisError
 
 from challenges.bridge import recording, services
@@ -161,6 +162,8 @@ def _challenge_load(*, workspace_id, ref: str) -> _Challenge | None:
     challenge = challenge_in_workspace_by_ref(workspace_id=workspace_id, ref=ref)
     if challenge is None:
         return None
+    # Its waves, read now: `is_open()` runs in the event loop, where nothing may query.
+    prefetch_related_objects([challenge], "waves")
     secret = (
         Secret.objects.filter(workspace_id=workspace_id, name=challenge.secret_ref)
         .values_list("value", "updated_at")

@@ -3,8 +3,9 @@
 The lane judges with what its process cache holds, so the statement first checks that
 what it relied on still holds — the key is live, the challenge, its workspace (the event
 window) and its secret are unchanged, no in-order collection holds the challenge and it
-has no prerequisites (those are Django's path's, which checks the levels), the Dify user
-is linked as it was —
+has no prerequisites (those are Django's path's, which checks the levels), it is in no wave
+or in one open at the attempt's time (waves change without touching the challenge), the
+Dify user is linked as it was —
 and locks the player's row as `end_user_for_recording` does. Only then does it insert the
 delivery (ON CONFLICT DO NOTHING: a repeat delivery writes nothing) and the attempt
 behind it. One statement in autocommit is one transaction and one round trip.
@@ -46,6 +47,7 @@ from challenges.models import (
     CollectionItem,
     LeaderboardEntry,
     Secret,
+    Wave,
 )
 from challenges.services.attempts import leaderboard_upsert_sql
 from core.aio_clients import pg_fetch
@@ -149,6 +151,8 @@ def _statement() -> str:
     item_t = CollectionItem._meta.db_table
     collection_t = ChallengeCollection._meta.db_table
     prerequisite_t = ChallengePrerequisite._meta.db_table
+    wave_t = Wave._meta.db_table
+    wave_member_t = Wave.challenges.through._meta.db_table
     entry_t = LeaderboardEntry._meta.db_table
     end_user_t = EndUser._meta.db_table
     delivery_t = BridgeDelivery._meta.db_table
@@ -196,6 +200,14 @@ WITH input AS (
       )
       AND NOT EXISTS (
           SELECT 1 FROM {prerequisite_t} WHERE challenge_id = input.challenge_id
+      )
+      AND (
+          NOT EXISTS (SELECT 1 FROM {wave_member_t} WHERE challenge_id = input.challenge_id)
+          OR EXISTS (
+              SELECT 1 FROM {wave_member_t} member JOIN {wave_t} wave ON wave.id = member.wave_id
+              WHERE member.challenge_id = input.challenge_id
+                AND wave.opens_at <= input.a_created_at AND wave.closes_at > input.a_created_at
+          )
       )
       AND EXISTS (
           SELECT 1 FROM {end_user_t}

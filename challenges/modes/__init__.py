@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 PLAY_MODES: dict[str, str] = {
     Challenge.Mode.SINGLE: "challenges.modes.single.SinglePlay",
     Challenge.Mode.CONVERSATION: "challenges.modes.conversation.ConversationPlay",
+    Challenge.Mode.AGENT: "challenges.modes.agent.AgentPlay",
 }
 
 
@@ -73,6 +74,20 @@ class PlayMode:
     ):
         """A new session of turns: a `PlaySession`, given its target when it opens."""
         raise self.refused("This challenge is not played in sessions; send it an attempt.")
+
+    async def run_async(
+        self,
+        *,
+        challenge: Challenge,
+        account: "AbstractBaseUser",
+        slots: dict[str, str],
+        ip: str,
+        source: str,
+        codename: str = "",
+    ):
+        """One run of an agent scenario with the player's slot texts: an `AgentRunResult`
+        (challenges/services/agent_runs.py)."""
+        raise self.refused("This challenge is not an agent scenario; it takes no runs.")
 
     async def bridge_evaluate(self, *, call: Any, plan: Any):
         """The bridge's challenge-evaluator for a stored challenge: a `BridgeAnswer`."""

@@ -36,7 +36,13 @@ def challenge_visible_by_id(*, challenge_id: str) -> Challenge | None:
 
 
 def challenges_public() -> QuerySet[Challenge]:
-    return Challenge.objects.active().select_related("workspace").order_by("-created_at", "id")
+    # Waves: each challenge's window (Challenge.play_window) without a query per row.
+    return (
+        Challenge.objects.active()
+        .select_related("workspace")
+        .prefetch_related("waves")
+        .order_by("-created_at", "id")
+    )
 
 
 def challenges_visible() -> QuerySet[Challenge]:

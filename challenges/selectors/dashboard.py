@@ -4,12 +4,14 @@ workspaces, in a handful of queries whatever their size."""
 import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import F
 
-from challenges.models import Challenge, LeaderboardEntry, Review
+from challenges.models import Bounty, Challenge, LeaderboardEntry, Review, Wave
+from challenges.selectors.bounties import BountyStanding, bounty_standings
 from challenges.selectors.challenge_stats import (
     challenges_with_attempt_count,
     challenges_with_play_stats,
@@ -51,6 +53,10 @@ class Dashboard:
     spend: list[WorkspaceSpend]
     judge_agreement: list[JudgeAgreement]  # per challenge with a panel or a decided review
     open_reviews: int
+    # Bounties with what they owe now (docs/bounties.md), and the total owed per currency.
+    bounties: list[BountyStanding] = dataclasses.field(default_factory=list)
+    payout_totals: list[tuple[str, Decimal]] = dataclasses.field(default_factory=list)
+    waves: list[Wave] = dataclasses.field(default_factory=list)
 
 
 def creator_dashboard(*, user: AbstractBaseUser) -> Dashboard:
@@ -92,7 +98,33 @@ def creator_dashboard(*, user: AbstractBaseUser) -> Dashboard:
         open_reviews=Review.objects.filter(
             workspace__in=workspaces, status=Review.Status.OPEN
         ).count(),
+        **_bounties(workspaces),
     )
+
+
+def _bounties(workspaces) -> dict[str, Any]:
+    standings = bounty_standings(
+        bounties=list(
+            Bounty.objects.filter(workspace__in=workspaces)
+            .select_related("challenge")
+            .order_by("created_at", "id")
+        )
+    )
+    totals: dict[str, Decimal] = {}
+    for standing in standings:
+        currency = standing.bounty.currency
+        totals[currency] = totals.get(currency, Decimal(0)) + standing.paid
+    waves = (
+        Wave.objects.filter(workspace__in=workspaces)
+        .exclude(state=Wave.State.CLOSED)
+        .prefetch_related("challenges")
+        .order_by("opens_at", "id")[:ROWS]
+    )
+    return {
+        "bounties": standings[:ROWS],
+        "payout_totals": sorted(totals.items()),
+        "waves": list(waves),
+    }
 
 
 def _spend(workspaces) -> list[WorkspaceSpend]:

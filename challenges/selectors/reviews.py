@@ -21,9 +21,13 @@ def reviews_for_creator(
         reviews = reviews.filter(status=status)
     if workspace_id:
         reviews = reviews.filter(workspace_id=workspace_id)
-    return reviews.select_related("attempt", "attempt__own_text", "challenge").order_by(
-        "created_at", "id"
-    )
+    return reviews.select_related(
+        "attempt",
+        "attempt__own_text",
+        "challenge",
+        "pairing__attack_submission",
+        "pairing__defense_submission",
+    ).order_by("created_at", "id")
 
 
 def audit_for_owner(*, user: AbstractBaseUser, workspace_id: Any = None) -> QuerySet[ReviewAudit]:
@@ -49,7 +53,8 @@ def audit_for_owner(*, user: AbstractBaseUser, workspace_id: Any = None) -> Quer
 def reviews_of_attempts(*, attempt_ids: list[Any]) -> dict[Any, Review]:
     """Each attempt's latest review, for the player's own history."""
     latest: dict[Any, Review] = {}
-    for review in Review.objects.filter(attempt_id__in=attempt_ids).order_by("created_at"):
+    reviews = Review.objects.filter(attempt_id__in=attempt_ids).order_by("created_at")
+    for review in reviews:
         latest[review.attempt_id] = review
     return latest
 
@@ -90,7 +95,7 @@ def judge_agreement_for_workspaces(*, workspace_ids: list[Any]) -> list[JudgeAgr
     decisions = {
         row["challenge_id"]: row
         for row in Review.objects.filter(
-            workspace_id__in=workspace_ids, status=Review.Status.DECIDED
+            workspace_id__in=workspace_ids, status=Review.Status.DECIDED, challenge__isnull=False
         )
         .values("challenge_id")
         .annotate(

@@ -27,6 +27,9 @@ class Budget:
 class Used:
     tokens: int
     cost: Decimal
+    # The judges' part of the above.
+    judge_tokens: int = 0
+    judge_cost: Decimal = ZERO
 
 
 def _spent_out(budget: Budget, used: Used) -> bool:
@@ -101,9 +104,11 @@ def workspace_spend(*, workspace: Workspace) -> WorkspaceSpend:
     """The workspace's spend and budget, and each of its challenges', most spent first."""
     challenges = Challenge.objects.filter(workspace=workspace)
     rows = {
-        row["challenge_id"]: Used(row["tokens"], row["cost"])
+        row["challenge_id"]: Used(
+            row["tokens"], row["cost"], row["judge_tokens"], row["judge_cost"]
+        )
         for row in Spend.objects.filter(workspace=workspace, end_user__isnull=True).values(
-            "challenge_id", "tokens", "cost"
+            "challenge_id", "tokens", "cost", "judge_tokens", "judge_cost"
         )
     }
     players_out = _players_spent_out(challenges)

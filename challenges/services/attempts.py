@@ -24,7 +24,7 @@ from challenges.models import (
 )
 from challenges.proofs import challenge_config_sha256
 from challenges.scoring import Standing, standing_for
-from challenges.services.budgets import Meter, spend_settle
+from challenges.services.budgets import JudgeUse, Meter, judge_use_priced, spend_settle
 from challenges.services.copies import near_copy_check, winning_prompt_remember
 from challenges.services.proofs import proof_issue, proof_key_current
 from challenges.services.secrets import secret_value_for
@@ -56,6 +56,7 @@ def attempt_build(
     disclosed_secret: bool = False,
     cost=None,
     codename: str = "",
+    judge_use: JudgeUse | None = None,
 ) -> tuple[ChallengeAttempt, Standing]:
     """The unsaved attempt, secrets redacted, and its standing under the strategy."""
     if end_user.workspace_id != challenge.workspace_id:
@@ -83,6 +84,8 @@ def attempt_build(
         under_review=verdict.under_review,
         tokens_total=tokens_total,
         cost=cost,
+        judge_tokens=judge_use.tokens if judge_use else None,
+        judge_cost=judge_use.cost if judge_use else None,
         elapsed_ms=elapsed_ms,
         prompt_sha256=_fingerprint(prompt),
         prompt_length=len(prompt),
@@ -132,9 +135,11 @@ def attempt_record(
     workspace, the first attempt is returned and nothing is written. A win that is a
     near-copy of another player's earlier one is refused (409 `near_copy`, nothing
     written) or flagged, as the challenge's `copy_policy` says (SPEC §10). With a `meter`,
-    the attempt's tokens and `cost` are counted as spent in the same transaction.
+    the attempt's tokens and `cost`, and its judges', are counted as spent in the same
+    transaction.
     """
     secret = secret_value_for(challenge=challenge, end_user=end_user)
+    verdict, judge_use = judge_use_priced(verdict=verdict, workspace_id=challenge.workspace_id)
     attempt, standing = attempt_build(
         challenge=challenge,
         end_user=end_user,
@@ -151,6 +156,7 @@ def attempt_record(
         disclosed_secret=disclosed_secret,
         cost=cost,
         codename=codename,
+        judge_use=judge_use,
     )
     # Made (the first time) outside the attempt's transaction, so that a race for a
     # workspace's first key never rolls an attempt back.
@@ -183,7 +189,7 @@ def attempt_record(
                 )
             if meter is not None:
                 # Last: the spend rows are the hottest in a workspace; held until commit.
-                spend_settle(meter=meter, tokens=tokens_total, cost=cost)
+                spend_settle(meter=meter, tokens=tokens_total, cost=cost, judge=judge_use)
     except IntegrityError:
         # The unique idempotency key is the guard: a repeat returns the first attempt.
         existing = idempotency_key and (

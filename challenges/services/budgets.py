@@ -9,6 +9,10 @@ order), what was spent plus what running attempts hold is compared with each bud
 locks and see each other's holds, so none starts past a spent budget. When the attempt is
 recorded, its real use replaces the hold in the recording's transaction; a failed call
 deletes the hold; a hold left by a process that died expires.
+
+Judge calls are part of the attempt: the hold reserves the judges' expected use too
+(`judge_token_estimate`), and their real use (`usage` of each call, priced by the judge's
+`provider/model`) is settled with the target's in the same statement.
 """
 
 import dataclasses
@@ -24,7 +28,10 @@ from django.utils import timezone
 
 from challenges.models import BudgetHold, Challenge, ModelPrice, Spend
 from core.errors import ApplicationError
+from judging.errors import JudgeConfigError
+from judging.judges import judge_for
 from judging.targets import TargetConfig, rough_token_count
+from judging.verdicts import TokenUse, Verdict
 from players.models import EndUser, Workspace
 
 BUDGET_SPENT_MESSAGE = "This challenge has used its budget for now."
@@ -44,6 +51,12 @@ class Price:
     input_per_1k: Decimal
     output_per_1k: Decimal
     currency: str
+
+    def of(self, *, tokens_input: int, tokens_output: int) -> Decimal:
+        cost = (
+            Decimal(tokens_input) * self.input_per_1k + Decimal(tokens_output) * self.output_per_1k
+        ) / 1000
+        return cost.quantize(CENT_FRACTION, rounding=ROUND_HALF_UP)
 
 
 @dataclass(frozen=True)
@@ -65,12 +78,7 @@ class Meter:
         if self.price is None or tokens_total is None:
             return None
         tokens_input = min(rough_token_count(input_text), tokens_total)
-        tokens_output = tokens_total - tokens_input
-        cost = (
-            Decimal(tokens_input) * self.price.input_per_1k
-            + Decimal(tokens_output) * self.price.output_per_1k
-        ) / 1000
-        return cost.quantize(CENT_FRACTION, rounding=ROUND_HALF_UP)
+        return self.price.of(tokens_input=tokens_input, tokens_output=tokens_total - tokens_input)
 
 
 def price_key(*, challenge: Challenge) -> str:
@@ -85,6 +93,55 @@ def price_for(*, workspace_id, model: str) -> Price | None:
         .first()
     )
     return Price(*row) if row else None
+
+
+def prices_for(*, workspace_id, models: set[str]) -> dict[str, Price]:
+    """The workspace's prices of several models in one query (a model with none is absent)."""
+    if not models:
+        return {}
+    rows = ModelPrice.objects.filter(workspace_id=workspace_id, model__in=models).values_list(
+        "model", "input_per_1k", "output_per_1k", "currency"
+    )
+    return {model: Price(*price) for model, *price in rows}
+
+
+def _uses_cost(uses: tuple[TokenUse, ...], *, prices: dict[str, Price]) -> list[Decimal | None]:
+    return [
+        prices[use.model].of(tokens_input=use.input_tokens, tokens_output=use.output_tokens)
+        if use.model in prices
+        else None
+        for use in uses
+    ]
+
+
+@dataclass(frozen=True)
+class JudgeUse:
+    """What the judge calls behind a verdict used: tokens, and their cost (None when no
+    judge model of them has a price)."""
+
+    tokens: int | None
+    cost: Decimal | None
+
+
+def judge_use_priced(*, verdict: Verdict, workspace_id) -> tuple[Verdict, JudgeUse]:
+    """The verdict with each judge's `tokens` and `cost` filled in at the workspace's price
+    of its `provider/model`, and their totals. A verdict no LLM judge made used nothing."""
+    if not verdict.usage:
+        return verdict, JudgeUse(tokens=None, cost=None)
+    prices = prices_for(workspace_id=workspace_id, models={use.model for use in verdict.usage})
+    costs = _uses_cost(verdict.usage, prices=prices)
+    judges = verdict.judges
+    if len(judges) == len(verdict.usage):
+        judges = tuple(
+            {**entry, "cost": None if cost is None else float(cost)}
+            for entry, cost in zip(judges, costs, strict=True)
+        )
+    priced = [cost for cost in costs if cost is not None]
+    use = JudgeUse(
+        tokens=sum(use.total for use in verdict.usage),
+        cost=sum(priced, ZERO) if priced else None,
+    )
+    return dataclasses.replace(verdict, judges=judges), use
 
 
 def model_price_set(
@@ -195,10 +252,26 @@ def _left(budget: _Budget, spend: Spend, held: tuple[int, Decimal]) -> bool:
     return not (budget.cost is not None and spend.cost + held[1] >= budget.cost)
 
 
-def attempt_estimate(*, input_text: str, config: TargetConfig) -> int:
+def _reply_estimate(config: TargetConfig) -> int:
     reply = (config.options or {}).get("max_tokens")
-    reply = reply if isinstance(reply, int) and reply > 0 else REPLY_TOKENS_ESTIMATE
-    return rough_token_count(input_text) + reply
+    return reply if isinstance(reply, int) and reply > 0 else REPLY_TOKENS_ESTIMATE
+
+
+def attempt_estimate(*, input_text: str, config: TargetConfig) -> int:
+    return rough_token_count(input_text) + _reply_estimate(config)
+
+
+def judge_estimate(*, challenge: Challenge, config: TargetConfig) -> tuple[TokenUse, ...]:
+    """What the challenge's judges are expected to use on one attempt: each call's prompt
+    with the goal and the reply the target may give, and the judge's `max_tokens`."""
+    llm_judged = challenge.evaluator_type == Challenge.EvaluatorType.LLM_JUDGE
+    if not llm_judged or challenge.answer_mode == Challenge.AnswerMode.GUESS:
+        return ()
+    try:
+        judge = judge_for(judge_config=challenge.judge_config, judge_panel=challenge.judge_panel)
+        return judge.token_estimate(goal=challenge.goal, response_tokens=_reply_estimate(config))
+    except JudgeConfigError:
+        return ()  # the attempt is refused with 422 once judged; nothing to reserve for
 
 
 def budget_hold(
@@ -225,8 +298,15 @@ def budget_hold(
     budgets = _budgets(challenge=challenge, end_user_id=end_user.id, workspace=workspace)
     if not budgets:
         return meter, config
-    tokens = attempt_estimate(input_text=input_text, config=config)
-    estimate = meter.cost(tokens_total=tokens, input_text=input_text) or ZERO
+    judges = judge_estimate(challenge=challenge, config=config)
+    judge_prices = prices_for(
+        workspace_id=challenge.workspace_id, models={use.model for use in judges}
+    )
+    target_tokens = attempt_estimate(input_text=input_text, config=config)
+    tokens = target_tokens + sum(use.total for use in judges)
+    estimate = (meter.cost(tokens_total=target_tokens, input_text=input_text) or ZERO) + sum(
+        (cost for cost in _uses_cost(judges, prices=judge_prices) if cost is not None), ZERO
+    )
     now = timezone.now()
     with transaction.atomic():
         for budget in budgets:
@@ -280,17 +360,29 @@ def budget_release(meter: "Meter | None") -> None:
 
 
 _SPEND_ADD = (
-    "INSERT INTO challenges_spend AS spend (workspace_id, challenge_id, end_user_id, tokens, cost) "
-    "VALUES (%s, %s, %s, %s, %s) "
+    "INSERT INTO challenges_spend AS spend "
+    "(workspace_id, challenge_id, end_user_id, tokens, cost, judge_tokens, judge_cost) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s) "
     "ON CONFLICT (workspace_id, challenge_id, end_user_id) DO UPDATE SET "
-    "tokens = spend.tokens + excluded.tokens, cost = spend.cost + excluded.cost"
+    "tokens = spend.tokens + excluded.tokens, cost = spend.cost + excluded.cost, "
+    "judge_tokens = spend.judge_tokens + excluded.judge_tokens, "
+    "judge_cost = spend.judge_cost + excluded.judge_cost"
 )
 
 
-def spend_settle(*, meter: Meter, tokens: int | None, cost: Decimal | None) -> None:
-    """Count the real use against every scope and drop the hold, inside the recording's
-    transaction (the rows in the reservation's lock order)."""
-    tokens, cost = tokens or 0, cost or ZERO
+def spend_settle(
+    *,
+    meter: Meter,
+    tokens: int | None,
+    cost: Decimal | None,
+    judge: JudgeUse | None = None,
+) -> None:
+    """Count the real use (the target's `tokens` and `cost`, and the judges') against every
+    scope and drop the hold, inside the recording's transaction (the rows in the
+    reservation's lock order). A scope's `tokens` and `cost` include its judges'."""
+    judge_tokens = (judge.tokens if judge else None) or 0
+    judge_cost = (judge.cost if judge else None) or ZERO
+    tokens, cost = (tokens or 0) + judge_tokens, (cost or ZERO) + judge_cost
     if meter.hold_id is not None:
         BudgetHold.objects.filter(pk=meter.hold_id).delete()
     if not tokens and not cost:
@@ -299,7 +391,16 @@ def spend_settle(*, meter: Meter, tokens: int | None, cost: Decimal | None) -> N
     with connection.cursor() as cursor:
         for challenge_id, end_user_id in scopes:
             cursor.execute(
-                _SPEND_ADD, [meter.workspace_id, challenge_id, end_user_id, tokens, cost]
+                _SPEND_ADD,
+                [
+                    meter.workspace_id,
+                    challenge_id,
+                    end_user_id,
+                    tokens,
+                    cost,
+                    judge_tokens,
+                    judge_cost,
+                ],
             )
 
 

@@ -6,6 +6,7 @@ from celery import current_app
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from challenges.agents.schema import agent_clean
 from challenges.models import Challenge, Secret
 from challenges.services.budgets import fallback_target_valid
 from challenges.services.copies import winning_prompts_fill
@@ -57,6 +58,7 @@ CHALLENGE_FIELDS = (
     "max_turns",
     "judge_scope",
     "session_token_budget",
+    "agent",
     "targets",
     "target_assignment",
     "reveal_targets",
@@ -100,6 +102,7 @@ def _validated(challenge: Challenge, changes: dict[str, Any]) -> None:
             "Some fields are invalid: " + ", ".join(sorted(errors)) + ".", fields=errors
         )
     challenge.targets = targets_clean(challenge.targets)
+    challenge.agent = agent_clean(challenge.agent) if challenge.mode == Challenge.Mode.AGENT else {}
 
 
 @transaction.atomic

@@ -11,7 +11,15 @@ from judging.rules import PatternError, compile_pattern
 INPUT_FILTER = "input_filter"
 OUTPUT_GUARD = "output_guard"
 LLM_CHECK = "llm_check"
-DEFENCE_KINDS = (INPUT_FILTER, OUTPUT_GUARD, LLM_CHECK)
+# The layers of agent challenges (SPEC §9; challenges/agents/loop.py applies them).
+TOOL_GUARD = "tool_guard"
+SPOTLIGHT = "spotlight"
+LLM_TOOL_CHECK = "llm_tool_check"
+MAX_TOOL_CALLS = "max_tool_calls"
+AGENT_DEFENCE_KINDS = (TOOL_GUARD, SPOTLIGHT, LLM_TOOL_CHECK, MAX_TOOL_CALLS)
+TEXT_DEFENCE_KINDS = (INPUT_FILTER, OUTPUT_GUARD, LLM_CHECK)
+DEFENCE_KINDS = (*TEXT_DEFENCE_KINDS, *AGENT_DEFENCE_KINDS)
+MAX_TOOL_CALLS_CEILING = 100
 DEFAULT_MESSAGES = {
     INPUT_FILTER: "I won't answer that: your message mentions something I may not discuss.",
     OUTPUT_GUARD: "I was about to reveal the password, but I caught myself in time.",
@@ -47,8 +55,58 @@ def defence_errors(defences: Any) -> list[str]:
             errors.append(f"Layer {number}: 'message' is text of at most 500 characters.")
         if layer["type"] == INPUT_FILTER:
             errors.extend(_input_filter_errors(number, layer))
-        if layer["type"] == LLM_CHECK and not isinstance(layer.get("judge_config", {}), dict):
+        if layer["type"] in (LLM_CHECK, LLM_TOOL_CHECK) and not isinstance(
+            layer.get("judge_config", {}), dict
+        ):
             errors.append(f"Layer {number}: 'judge_config' must be an object.")
+        if layer["type"] == TOOL_GUARD:
+            errors.extend(_tool_guard_errors(number, layer))
+        if layer["type"] == MAX_TOOL_CALLS:
+            limit = layer.get("limit")
+            if type(limit) is not int or not 1 <= limit <= MAX_TOOL_CALLS_CEILING:  # noqa: E721
+                errors.append(
+                    f"Layer {number}: 'limit' is a whole number from 1 to "
+                    f"{MAX_TOOL_CALLS_CEILING} (tool calls per run)."
+                )
+    return errors
+
+
+def _tool_guard_errors(number: int, layer: dict) -> list[str]:
+    errors = []
+    for key in ("tool", "arg"):
+        if not isinstance(layer.get(key), str) or not layer.get(key):
+            errors.append(f"Layer {number}: a tool guard names its '{key}'.")
+    allow = layer.get("allow")
+    if not isinstance(allow, list) or not all(
+        isinstance(value, str | int | float) and not isinstance(value, bool) for value in allow
+    ):
+        errors.append(f"Layer {number}: 'allow' is a list of the values the argument may take.")
+    return errors
+
+
+def agent_defence_errors(
+    defences: Any, *, agent_mode: bool, tools: dict[str, set[str]]
+) -> list[str]:
+    """Agent layers belong to agent challenges, text layers to the others; a tool guard
+    names a tool of the scenario and one of its parameters (`tools`: name to parameters)."""
+    if not isinstance(defences, list):
+        return []
+    errors = []
+    for number, layer in enumerate(defences, start=1):
+        kind = layer.get("type") if isinstance(layer, dict) else None
+        if agent_mode and kind in TEXT_DEFENCE_KINDS:
+            errors.append(
+                f"Layer {number}: '{kind}' guards a text reply; an agent challenge takes "
+                f"{', '.join(AGENT_DEFENCE_KINDS)}."
+            )
+        elif not agent_mode and kind in AGENT_DEFENCE_KINDS:
+            errors.append(f"Layer {number}: '{kind}' is a layer of agent challenges (mode: agent).")
+        elif kind == TOOL_GUARD and agent_mode and tools:
+            tool, arg = layer.get("tool"), layer.get("arg")
+            if tool not in tools:
+                errors.append(f"Layer {number}: the tool guard's tool '{tool}' is not a tool here.")
+            elif arg not in tools[tool]:
+                errors.append(f"Layer {number}: {tool} has no parameter '{arg}'.")
     return errors
 
 

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from challenges.live import first_blood_holder, first_blood_settle
 from challenges.models import Challenge, ChallengeAttempt, Review, ReviewAudit
+from challenges.review_subjects import pairing_reviews
 from challenges.services.attempts import attempt_win_grant, attempt_win_withdraw
 from challenges.services.proofs import proof_key_current
 from core.errors import ApplicationError, NotFoundError
@@ -55,20 +56,22 @@ def review_decide(*, review_id, actor: AbstractBaseUser, decision: str, reason: 
             "'decision' must be 'pass' or 'fail'.", fields={"decision": ["pass or fail."]}
         )
     reason = _text(reason, field="reason", limit=REASON_MAX_CHARS, required=True)
-    review = Review.objects.filter(id=review_id).only("workspace_id", "challenge_id").first()
+    review = (
+        Review.objects.filter(id=review_id).only("workspace_id", "challenge_id", "kind").first()
+    )
     if review is None:
         raise NotFoundError("No such review.")
     _require_writer(user=actor, workspace_id=review.workspace_id, missing="No such review.")
+    if review.kind == Review.Kind.PAIRING:
+        return _pairing_review_decide(
+            review_id=review_id, actor=actor, decision=decision, reason=reason
+        )
     # Fetched before the transaction: a race for the workspace's first key rolls nothing back.
     proof_key = proof_key_current(workspace_id=review.workspace_id)
     with transaction.atomic():
         # FOR NO KEY UPDATE: decisions on one challenge queue; attempts' inserts do not.
         Challenge.objects.select_for_update(no_key=True).filter(id=review.challenge_id).first()
-        review = Review.objects.select_for_update().get(id=review_id)
-        if review.status != Review.Status.OPEN:
-            raise ApplicationError(
-                "This review has already been decided.", code="already_decided", status=409
-            )
+        review = _open_review_locked(review_id)
         attempt = (
             ChallengeAttempt.objects.select_for_update(of=("self",))
             .select_related("challenge", "end_user")
@@ -77,12 +80,7 @@ def review_decide(*, review_id, actor: AbstractBaseUser, decision: str, reason: 
         before = attempt.verdict_status
         holder_before = first_blood_holder(challenge_id=attempt.challenge_id)
         # Decided first: a win's proof, issued below, names the decision.
-        review.status = Review.Status.DECIDED
-        review.decision = decision
-        review.reason = reason
-        review.decided_by = actor
-        review.decided_at = timezone.now()
-        review.save(update_fields=["status", "decision", "reason", "decided_by", "decided_at"])
+        _review_mark_decided(review, actor=actor, decision=decision, reason=reason)
         attempt.under_review = False
         attempt.save(update_fields=["under_review"])
         if decision == Review.Decision.PASS and not attempt.succeeded:
@@ -98,6 +96,44 @@ def review_decide(*, review_id, actor: AbstractBaseUser, decision: str, reason: 
             at=review.decided_at,
             before=before,
             after=attempt.verdict_status,
+            reason=reason,
+        )
+    return review
+
+
+def _open_review_locked(review_id) -> Review:
+    review = Review.objects.select_for_update().get(id=review_id)
+    if review.status != Review.Status.OPEN:
+        raise ApplicationError(
+            "This review has already been decided.", code="already_decided", status=409
+        )
+    return review
+
+
+def _review_mark_decided(review: Review, *, actor, decision: str, reason: str) -> None:
+    review.status = Review.Status.DECIDED
+    review.decision = decision
+    review.reason = reason
+    review.decided_by = actor
+    review.decided_at = timezone.now()
+    review.save(update_fields=["status", "decision", "reason", "decided_by", "decided_at"])
+
+
+def _pairing_review_decide(*, review_id, actor, decision: str, reason: str) -> Review:
+    """A red/blue pairing's review: decided once, as an attempt's is; its pairing is
+    scored by the decision (redblue's handler) and the audit trail records it."""
+    with transaction.atomic():
+        review = _open_review_locked(review_id)
+        _review_mark_decided(review, actor=actor, decision=decision, reason=reason)
+        before, after = pairing_reviews().decide(review=review, decision=decision)
+        ReviewAudit.objects.create(
+            workspace_id=review.workspace_id,
+            review=review,
+            pairing_id=review.pairing_id,
+            actor=actor,
+            at=review.decided_at,
+            before=before,
+            after=after,
             reason=reason,
         )
     return review

@@ -15,7 +15,7 @@ from challenges.models import Challenge, ChallengeAttempt, PlaySession, SessionT
 from challenges.selectors.leaderboards import leaderboard_rank
 from challenges.selectors.sessions import session_turns_left
 from challenges.services.attempts import attempt_record
-from challenges.services.budgets import spend_settle
+from challenges.services.budgets import judge_use_priced, spend_settle
 from core.errors import ApplicationError
 from core.redaction import redact_secrets
 from judging.targets import TargetReply
@@ -117,6 +117,7 @@ def turn_record(
     The turn that wins closes the session `won`; the turn that reaches `max_turns` or the
     session's token budget closes it `spent`; a closed session answers 409 session_closed.
     """
+    verdict, judge_use = judge_use_priced(verdict=verdict, workspace_id=challenge.workspace_id)
     with transaction.atomic():
         session = PlaySession.objects.select_for_update().get(pk=session_id)
         if session.state != PlaySession.State.OPEN:
@@ -169,7 +170,7 @@ def turn_record(
         session.save()
         if meter is not None:
             # The turn's own use (the win's attempt carries the session's, counted already).
-            spend_settle(meter=meter, tokens=reply.tokens_total, cost=cost)
+            spend_settle(meter=meter, tokens=reply.tokens_total, cost=cost, judge=judge_use)
     return TurnOutcome(
         turn=turn,
         session=session,

@@ -9,6 +9,7 @@ from typing import Any
 from django.conf import settings
 
 from judging.category_judge import (
+    CategoryVerdict,
     SuiteVerdict,
     effective_suite,
     judge_suite_run,
@@ -25,23 +26,54 @@ logger = logging.getLogger(__name__)
 class PairingOutcome:
     reply: TargetReply
     verdict: SuiteVerdict
-    points: PairingPoints | None  # None for a self-test: shown, never scored
+    # None for a self-test (shown, never scored) and for a pairing under review (scored
+    # once a person decides).
+    points: PairingPoints | None
 
     def judge_output_raw(self) -> dict[str, Any]:
-        return {
-            **self.verdict.details,
-            "judge_elapsed_ms": self.verdict.elapsed_ms,
-            "categories": {
-                verdict.code: {
-                    "breached": verdict.breached,
-                    "rating": verdict.rating,
-                    "failed": verdict.failed,
-                    "feedback": verdict.feedback,
-                }
-                for verdict in self.verdict.categories
-            },
-            "points": self.points.details if self.points else None,
-        }
+        return judge_output_raw(self.verdict, points=self.points)
+
+
+def judge_output_raw(verdict: SuiteVerdict, *, points: PairingPoints | None) -> dict[str, Any]:
+    """What a pairing stores of its verdicts; `suite_verdict_stored` reads it back."""
+    return {
+        **verdict.details,
+        "judge_elapsed_ms": verdict.elapsed_ms,
+        "rating_scale": verdict.rating_scale,
+        "categories": {
+            category.code: {
+                "breached": category.breached,
+                "rating": category.rating,
+                "failed": category.failed,
+                "feedback": category.feedback,
+                "under_review": category.under_review,
+                "judges": list(category.judges),
+            }
+            for category in verdict.categories
+        },
+        "judge_tokens": sum(use.total for use in verdict.usage),
+        "points": points.details if points else None,
+    }
+
+
+def suite_verdict_stored(raw: dict[str, Any]) -> SuiteVerdict:
+    """The suite verdict a pairing stored (`judge_output_raw`), to score it later."""
+    return SuiteVerdict(
+        categories=tuple(
+            CategoryVerdict(
+                code=code,
+                breached=stored["breached"],
+                rating=stored["rating"],
+                feedback=stored["feedback"],
+                failed=stored["failed"],
+                judges=tuple(stored.get("judges") or ()),
+                under_review=stored.get("under_review", False),
+            )
+            for code, stored in raw["categories"].items()
+        ),
+        rating_scale=raw.get("rating_scale") or 10,
+        elapsed_ms=raw.get("judge_elapsed_ms") or 0,
+    )
 
 
 def target_reply(
@@ -76,9 +108,10 @@ def pairing_evaluate(
         attack=attack,
         response=reply.text,
         config=challenge.judge_config,
+        panel=challenge.judge_panel or None,
     )
     points = None
-    if scored:
+    if scored and not verdict.under_review:
         points = pairing_points(
             challenge=challenge,
             verdict=verdict,
@@ -90,4 +123,11 @@ def pairing_evaluate(
     return PairingOutcome(reply=reply, verdict=verdict, points=points)
 
 
-__all__ = ["PairingOutcome", "TargetError", "pairing_evaluate", "target_reply"]
+__all__ = [
+    "PairingOutcome",
+    "TargetError",
+    "judge_output_raw",
+    "pairing_evaluate",
+    "suite_verdict_stored",
+    "target_reply",
+]

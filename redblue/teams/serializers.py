@@ -68,6 +68,12 @@ class RedBlueChallengeInputSerializer(StrictSerializer):
     target = serializers.CharField(max_length=10, required=False, help_text="offline or openai")
     target_model = serializers.CharField(required=False, allow_blank=True, max_length=200)
     judge_config = serializers.DictField(required=False)
+    judge_panel = serializers.DictField(
+        required=False,
+        help_text="Several judges per category (SPEC §10): {judges, rule, review, "
+        "review_margin}; {} for the one judge of judge_config. A disagreeing panel sends the "
+        "pairing to the review queue.",
+    )
     time_penalty_per_second = serializers.DecimalField(
         max_digits=8, decimal_places=3, min_value=0, required=False
     )

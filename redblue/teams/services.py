@@ -13,12 +13,13 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from challenges.models import PROMPT_MAX_CHARS
+from challenges.models import PROMPT_MAX_CHARS, Review
 from core.errors import ApplicationError
 from core.ratelimit import rate_limit_hit
 from core.theme import theme_errors
 from judging.category_judge import suite_errors
 from judging.judge_config import judge_config_errors
+from judging.judges import judge_panel_messages
 from judging.plugins import SCORER_GROUP, plugin_find
 from players.models import EndUser, Workspace
 from redblue.models import (
@@ -31,13 +32,20 @@ from redblue.models import (
     TeamStanding,
     TeamSubmission,
 )
-from redblue.teams.evaluation import PairingOutcome, TargetError, pairing_evaluate
+from redblue.teams.evaluation import (
+    PairingOutcome,
+    TargetError,
+    judge_output_raw,
+    pairing_evaluate,
+    suite_verdict_stored,
+)
 from redblue.teams.live import (
     board_push_on_commit,
     opponent_requested_on_commit,
     pairing_completed_on_commit,
 )
 from redblue.teams.pairing import opponent_choose, other_team
+from redblue.teams.scoring import PairingPoints, pairing_points
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +77,7 @@ RED_BLUE_FIELDS = (
     "target",
     "target_model",
     "judge_config",
+    "judge_panel",
     "time_penalty_per_second",
     "token_penalty_per_1k",
     "pair_cooldown_seconds",
@@ -100,6 +109,7 @@ def red_blue_challenge_errors(challenge: RedBlueChallenge) -> dict[str, list[str
         "judge_config",
         [m for ms in judge_config_errors(challenge.judge_config).values() for m in ms],
     )
+    add("judge_panel", judge_panel_messages(challenge.judge_panel))
     for field in ("defense_selection_policy", "attack_selection_policy"):
         if getattr(challenge, field) not in SelectionPolicy.values:
             add(field, "Use one of: " + ", ".join(SelectionPolicy.values) + ".")
@@ -474,64 +484,126 @@ def _standing_add(*, challenge_id: Any, end_user_id: Any, team: str, points: Dec
         cursor.execute(sql, params)
 
 
+def _points_apply(*, pairing: TeamPairing, points: PairingPoints, breached: list[str]) -> None:
+    """Add a scored pairing's points to both submissions and both players' standings
+    (single-statement increments), and a break to the regression set, in the caller's
+    transaction."""
+    attack, defense = pairing.attack_submission, pairing.defense_submission
+    if breached:
+        # A new break: the attack joins the challenge's regression set (once).
+        RegressionAttack.objects.bulk_create(
+            [
+                RegressionAttack(
+                    red_blue_challenge_id=pairing.red_blue_challenge_id,
+                    attack_submission_id=attack.pk,
+                    pairing_id=pairing.pk,
+                    categories=breached,
+                )
+            ],
+            ignore_conflicts=True,
+        )
+    for submission, earned, team in (
+        (attack, points.red, Team.RED),
+        (defense, points.blue, Team.BLUE),
+    ):
+        TeamSubmission.objects.filter(pk=submission.pk).update(
+            points_total=F("points_total") + earned, pairings_count=F("pairings_count") + 1
+        )
+        if submission.end_user_id:
+            _standing_add(
+                challenge_id=pairing.red_blue_challenge_id,
+                end_user_id=submission.end_user_id,
+                team=team,
+                points=earned,
+            )
+
+
 def pairing_complete(*, pairing: TeamPairing, outcome: PairingOutcome) -> bool:
     """Store the verdicts and points once; a repeat (a retried task) changes nothing.
 
-    Returns whether this call completed the pairing.
+    A verdict a judge panel disagreed on is stored unscored, `review`, with a review in
+    the queue; the decision scores it (`pairing_review_decide`). Returns whether this call
+    completed the pairing (or sent it to review).
     """
+    verdict = outcome.verdict
+    under_review = verdict.under_review
     points = outcome.points
-    assert points is not None
-    attack, defense = pairing.attack_submission, pairing.defense_submission
+    assert points is not None or under_review
     with transaction.atomic():
         completed = TeamPairing.objects.filter(
             pk=pairing.pk, status=TeamPairing.Status.PENDING
         ).update(
-            status=TeamPairing.Status.COMPLETED,
+            status=TeamPairing.Status.REVIEW if under_review else TeamPairing.Status.COMPLETED,
             response=outcome.reply.text,
-            categories=outcome.verdict.as_flags(),
+            categories=verdict.as_flags(),
             judge_output_raw=outcome.judge_output_raw(),
-            judge_rating=outcome.verdict.rating,
-            judge_feedback=outcome.verdict.feedback,
-            red_points=points.red,
-            blue_points=points.blue,
+            judge_rating=verdict.rating,
+            judge_feedback=verdict.feedback,
+            red_points=points.red if points else 0,
+            blue_points=points.blue if points else 0,
             tokens_total=outcome.reply.tokens_total,
             elapsed_ms=outcome.reply.elapsed_ms,
             completed_at=timezone.now(),
         )
         if not completed:
             return False
-        breached = outcome.verdict.breached
-        if breached:
-            # A new break: the attack joins the challenge's regression set (once).
-            RegressionAttack.objects.bulk_create(
-                [
-                    RegressionAttack(
-                        red_blue_challenge_id=pairing.red_blue_challenge_id,
-                        attack_submission_id=attack.pk,
-                        pairing_id=pairing.pk,
-                        categories=breached,
-                    )
-                ],
-                ignore_conflicts=True,
+        if under_review:
+            Review.objects.create(
+                workspace_id=pairing.workspace_id, pairing_id=pairing.pk, kind=Review.Kind.PAIRING
             )
-        for submission, earned, team in (
-            (attack, points.red, Team.RED),
-            (defense, points.blue, Team.BLUE),
-        ):
-            TeamSubmission.objects.filter(pk=submission.pk).update(
-                points_total=F("points_total") + earned, pairings_count=F("pairings_count") + 1
+            # Shown as under review; `team_pairing_completed` waits for the decision.
+            board_push_on_commit(
+                challenge_id=pairing.red_blue_challenge_id, pairing_ids=[pairing.pk]
             )
-            if submission.end_user_id:
-                _standing_add(
-                    challenge_id=pairing.red_blue_challenge_id,
-                    end_user_id=submission.end_user_id,
-                    team=team,
-                    points=earned,
-                )
+            return True
+        _points_apply(pairing=pairing, points=points, breached=verdict.breached)
         pairing_completed_on_commit(
             challenge_id=pairing.red_blue_challenge_id, pairing_id=pairing.pk
         )
     return True
+
+
+def pairing_review_decide(*, review: Review, decision: str) -> tuple[str, str]:
+    """A person decided a pairing's disputed categories: `pass` counts them breached (the
+    attack got through), `fail` held. The pairing is scored now, once: only a pairing still
+    under review moves to completed, in the decision's transaction (which holds the
+    review's row)."""
+    pairing = (
+        TeamPairing.objects.select_for_update(of=("self",))
+        .select_related("red_blue_challenge", "attack_submission", "defense_submission")
+        .get(pk=review.pairing_id)
+    )
+    if pairing.status != TeamPairing.Status.REVIEW:
+        raise ApplicationError(
+            "This pairing is no longer under review.", code="already_decided", status=409
+        )
+    verdict = suite_verdict_stored(pairing.judge_output_raw).decided(
+        breached=decision == Review.Decision.PASS
+    )
+    points = pairing_points(
+        challenge=pairing.red_blue_challenge,
+        verdict=verdict,
+        attack=pairing.attack_submission.prompt,
+        defense=pairing.defense_submission.prompt,
+        tokens_total=pairing.tokens_total,
+        elapsed_ms=pairing.elapsed_ms,
+    )
+    raw = {**pairing.judge_output_raw, **judge_output_raw(verdict, points=points)}
+    # The stored per-judge verdicts and token counts stay as the judges gave them.
+    raw["judge_tokens"] = pairing.judge_output_raw.get("judge_tokens")
+    raw["decided"] = decision
+    TeamPairing.objects.filter(pk=pairing.pk, status=TeamPairing.Status.REVIEW).update(
+        status=TeamPairing.Status.COMPLETED,
+        categories=verdict.as_flags(),
+        judge_output_raw=raw,
+        judge_rating=verdict.rating,
+        judge_feedback=verdict.feedback,
+        red_points=points.red,
+        blue_points=points.blue,
+    )
+    _points_apply(pairing=pairing, points=points, breached=verdict.breached)
+    pairing_completed_on_commit(challenge_id=pairing.red_blue_challenge_id, pairing_id=pairing.pk)
+    return "under_review", "passed" if decision == Review.Decision.PASS else "failed"
 
 
 def pairing_fail(*, pairing: TeamPairing, reason: str) -> bool:

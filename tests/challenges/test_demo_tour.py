@@ -62,4 +62,5 @@ def test_it_groups_the_gandalf_levels_in_a_collection(demo):
 def test_it_keeps_the_tour_when_run_twice(demo):
     call_command("demo", stdout=StringIO())
     assert ChallengeCollection.objects.filter(slug="demo-gandalf").count() == 1
-    assert Challenge.objects.filter(slug__startswith="demo-").count() == 11
+    assert Challenge.objects.filter(slug__startswith="demo-").count() == 15
+    assert ChallengeCollection.objects.filter(slug="demo-agent-tower").count() == 1

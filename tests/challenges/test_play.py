@@ -47,6 +47,8 @@ def test_it_judges_a_failed_attempt_and_keeps_only_a_fingerprint(player_api, gua
         "proof_id",
         "tokens_total",
         "cost",
+        "judge_tokens",
+        "judge_cost",
         "verdict_status",
     }
     assert body["challenge_succeeded"] is False

@@ -1,4 +1,10 @@
-"""A real local HTTP server that speaks enough of the OpenAI chat completions API."""
+"""A real local HTTP server that speaks enough of the OpenAI chat completions API.
+
+Tool calling (agents, SPEC §9): a request's `tools` and its `role: tool` messages arrive as
+sent (tests read them in `requests`); a `Reply` with `tool_calls` answers an assistant
+message whose `tool_calls` are `{id, type: "function", function: {name, arguments}}` (the
+arguments JSON-encoded unless given as a string) with `finish_reason: "tool_calls"`.
+"""
 
 import json
 import threading
@@ -19,6 +25,9 @@ class Reply:
     # with this pause before each.
     chunk_chars: int = 4
     chunk_delay: float = 0.0
+    # Calls the assistant makes: [{"name": …, "arguments": {…} or a raw string}].
+    tool_calls: list[dict] | None = None
+    total_tokens: int = 20
 
 
 def verdict(**fields: Any) -> Reply:
@@ -33,7 +42,28 @@ class FakeOpenAI:
     answer: Callable[[dict], Reply] = lambda request: verdict(passed=None, rating=7, feedback="ok")
 
 
-def completion(content: str, model: str) -> dict:
+def tool_call(name: str, arguments: Any = None, *, call_id: str = "") -> dict:
+    return {"name": name, "arguments": {} if arguments is None else arguments, "id": call_id}
+
+
+def completion(
+    content: str | None, model: str, tool_calls: list[dict] | None = None, total_tokens: int = 20
+) -> dict:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": call.get("id") or f"call_fake_{number}",
+                "type": "function",
+                "function": {
+                    "name": call["name"],
+                    "arguments": call["arguments"]
+                    if isinstance(call.get("arguments"), str)
+                    else json.dumps(call.get("arguments") or {}),
+                },
+            }
+            for number, call in enumerate(tool_calls, start=1)
+        ]
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
@@ -42,11 +72,15 @@ def completion(content: str, model: str) -> dict:
         "choices": [
             {
                 "index": 0,
-                "finish_reason": "stop",
-                "message": {"role": "assistant", "content": content},
+                "finish_reason": "tool_calls" if tool_calls else "stop",
+                "message": message,
             }
         ],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
+        "usage": {
+            "prompt_tokens": total_tokens // 2,
+            "completion_tokens": total_tokens - total_tokens // 2,
+            "total_tokens": total_tokens,
+        },
     }
 
 
@@ -91,7 +125,14 @@ def serve() -> tuple[FakeOpenAI, ThreadingHTTPServer]:
             if reply.body is not None:
                 body = reply.body
             elif reply.status == 200:
-                body = json.dumps(completion(reply.content or "", request.get("model", "")))
+                body = json.dumps(
+                    completion(
+                        reply.content if reply.tool_calls else reply.content or "",
+                        request.get("model", ""),
+                        reply.tool_calls,
+                        reply.total_tokens,
+                    )
+                )
             else:
                 body = json.dumps({"error": {"message": "fake error", "type": "fake"}})
             data = body.encode()

@@ -26,6 +26,7 @@ def test_it_logs_a_player_in_with_a_token(api, player):
         "avatar_url": "",
         "notify_on_first_blood": True,
         "notify_on_record_beaten": True,
+        "notify_on_waves": True,
         "interface_language": "",
         "share_attempts": False,
     }

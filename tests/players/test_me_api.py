@@ -15,6 +15,7 @@ def test_it_shows_the_logged_in_player(player):
         "avatar_url": "",
         "notify_on_first_blood": True,
         "notify_on_record_beaten": True,
+        "notify_on_waves": True,
         "interface_language": "",
         "share_attempts": False,
     }

@@ -38,7 +38,7 @@ def test_it_writes_every_creator_set_field_of_every_kind(rich_workspace):
     ]
     assert data["version"] == 1
     challenges = {entry["slug"]: entry for entry in data["challenges"]}
-    assert len(challenges) == Challenge.objects.filter(workspace=rich_workspace).count() == 13
+    assert len(challenges) == Challenge.objects.filter(workspace=rich_workspace).count() == 17
     vault = challenges["demo-vault-window"]
     assert list(vault) == [
         "slug",

@@ -88,8 +88,8 @@ def test_it_exports_the_same_bytes_after_a_trip_through_another_database(second_
     second = _manage(second_database, "exportchallenges", "--workspace", "demo")
 
     assert second == first
-    assert "created 13 challenges" in imported
-    assert "created 2 collections: demo-gandalf, demo-side-quests" in imported
+    assert "created 17 challenges" in imported
+    assert "created 3 collections: demo-agent-tower, demo-gandalf, demo-side-quests" in imported
     assert "created 2 red blue challenges" in imported
     # Values were never in the file, so the other database got fresh ones, named only.
     assert "secret 'vault-key' was given a random value" in imported

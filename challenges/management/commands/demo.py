@@ -17,6 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from challenges.agents.tower import AGENT_TOWER
 from challenges.models import Challenge, ChallengeCollection, Hint, Secret
 from challenges.services.challenges import challenge_create, challenge_update
 from challenges.services.collections import (
@@ -480,6 +481,44 @@ def demo_conversation_challenge(ctx: DemoContext) -> None:
     )
 
 
+def demo_agent_tower(ctx: DemoContext) -> None:
+    """Four agent levels, each beaten by a different trick of the offline agent
+    (docs/agents.md), in an in-order collection: the agent tower."""
+    levels = []
+    for order, (slug, name, goal, instructions, scenario, defences) in enumerate(AGENT_TOWER):
+        levels.append(
+            demo_challenge(
+                ctx,
+                slug=slug,
+                name=name,
+                description="An agent with tools: you write what it reads.",
+                goal=goal,
+                instructions_md=f"## {name}\n\n{instructions}",
+                mode="agent",
+                agent=scenario,
+                defences=defences,
+                scoring_strategy="fewest_tokens",
+                theme={"accent": ("#7c3aed", "#9333ea", "#a21caf", "#be185d")[order]},
+            )
+        )
+    slug = "demo-agent-tower"
+    collection = ChallengeCollection.objects.filter(workspace=ctx.workspace, slug=slug).first()
+    if collection is None:
+        created = collection_create(
+            workspace=ctx.workspace,
+            user=ctx.creator,
+            slug=slug,
+            name="Agent tower",
+            description="Four agents with tools. You never talk to them: you write the email, "
+            "the review, the document or the invoice they read.",
+            instructions_md="Solve the levels in order: each opens when the one before is solved.",
+            scoring_strategy="sum",
+            in_order=True,
+        )
+        collection_set_challenges(collection=created, challenge_ids=[level.id for level in levels])
+    ctx.note(f"collection 'Agent tower' (/collections/{slug}/)", was_created=collection is None)
+
+
 DEMO_STEPS: list[Callable[[DemoContext], None]] = [
     demo_rules_challenges,
     demo_conversation_challenge,
@@ -488,6 +527,7 @@ DEMO_STEPS: list[Callable[[DemoContext], None]] = [
     demo_tower_levels,
     demo_collection,
     demo_hints,
+    demo_agent_tower,
 ]
 
 
