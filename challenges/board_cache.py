@@ -173,13 +173,20 @@ async def board_cached(challenge_id: Any, players: str = "") -> CachedBoard | No
     return _decode(raw) if raw else None
 
 
-def etag_matches(if_none_match: str | None, etag: str) -> bool:
-    """Whether an If-None-Match header names `etag` (the weak comparison GET uses)."""
-    if not if_none_match:
-        return False
-    if if_none_match.strip() == "*":
-        return True
-    return any(tag.strip().removeprefix("W/") == etag for tag in if_none_match.split(","))
+# How long a board answer may be kept (docs/lanes.md, "Board reads"): a second, by anyone,
+# when the board is the same whoever asks; else only by the viewer, who asks again
+# (the ETag makes that a 304).
+BOARD_CACHE_CONTROL_PUBLIC = "public, max-age=1"
+BOARD_CACHE_CONTROL_PRIVATE = "private, no-cache"
+
+
+def board_answer_headers(*, etag: str, same_for_everyone: bool) -> dict[str, str]:
+    """The caching headers of a board answer, whichever path serves it: Django's view and
+    the raw lane both send these, and both answer If-None-Match with Django's
+    `get_conditional_response`."""
+    if same_for_everyone:
+        return {"ETag": etag, "Cache-Control": BOARD_CACHE_CONTROL_PUBLIC}
+    return {"ETag": etag, "Cache-Control": BOARD_CACHE_CONTROL_PRIVATE}
 
 
 # --- writing: sync, after a commit or on a miss -------------------------------------------

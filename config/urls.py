@@ -6,6 +6,8 @@ from django.urls import include, path, re_path
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from core.errors import error_body
+
 
 def health(request):
     return JsonResponse({"status": "ok"})
@@ -14,8 +16,7 @@ def health(request):
 @csrf_exempt
 def api_not_found(request, path: str = ""):
     # API clients get the JSON error shape for a path no route knows, not the HTML page.
-    body = {"error": {"code": "not_found", "message": "No such API path.", "fields": {}}}
-    return JsonResponse(body, status=404)
+    return JsonResponse(error_body(code="not_found", message="No such API path."), status=404)
 
 
 # Swagger UI is served from our own static files (drf-spectacular-sidecar); its page keeps

@@ -12,7 +12,7 @@ from rest_framework import exceptions, pagination, serializers, status
 from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
-from core.errors import ApplicationError, NotFoundError
+from core.errors import ApplicationError, NotFoundError, error_body
 from core.numbers import QUERY_NUMBER_MAX, NumberRefused, bounded_int
 from core.outages import MESSAGE, outage_noted, retry_after_header, unavailable_dependency
 
@@ -25,7 +25,7 @@ def error_response(
     fields: dict[str, Any] | None = None,
     headers: dict[str, str] | None = None,
 ) -> Response:
-    body = {"error": {"code": code, "message": message, "fields": fields or {}}}
+    body = error_body(code=code, message=message, fields=fields)
     return Response(body, status=status_code, headers=headers)
 
 

@@ -24,3 +24,9 @@ class ApplicationError(Exception):
 class NotFoundError(ApplicationError):
     def __init__(self, message: str = "Not found.") -> None:
         super().__init__(message, code="not_found", status=404)
+
+
+def error_body(*, code: str, message: str, fields: dict[str, Any] | None = None) -> dict:
+    """The SPEC's error shape (§5), the one body every JSON error outside /api/ carries:
+    the API views (core.api), the middleware (core.middleware) and the raw lanes."""
+    return {"error": {"code": code, "message": message, "fields": fields or {}}}

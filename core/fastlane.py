@@ -7,16 +7,15 @@ everything else to Django untouched (`Lane.to_django`): bad input, other content
 unusual hosts or schemes all get Django's answer, so the lanes add no new error paths.
 """
 
-import functools
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from csp.utils import build_policy
 from django.conf import settings
-from django.http.request import split_domain_port, validate_host
+
+from core.django_answer import answer_headers, request_id_header, request_verdict
 
 ASGIApp = Callable[[dict, Callable, Callable], Awaitable[None]]
 
@@ -42,6 +41,8 @@ class LaneRequest:
     receive: Callable
     headers: dict[bytes, bytes]
     body: bytes | None = None
+    # Whether Django reads the request as HTTPS; set by lane_may_answer.
+    secure: bool = False
 
     def header(self, name: bytes) -> str:
         return self.headers.get(name, b"").decode("latin-1")
@@ -51,62 +52,12 @@ class LaneRequest:
         return self.scope.get("query_string", b"").decode("latin-1")
 
 
-@functools.cache
-def _security_headers() -> tuple[tuple[bytes, bytes], ...]:
-    """The headers Django's middleware puts on an API answer (CSP without a nonce)."""
-    headers = [
-        (b"x-frame-options", settings.X_FRAME_OPTIONS.encode()),
-        (
-            b"content-security-policy",
-            build_policy(config=settings.CONTENT_SECURITY_POLICY["DIRECTIVES"]).encode(),
-        ),
-    ]
-    if settings.SECURE_CONTENT_TYPE_NOSNIFF:
-        headers.append((b"x-content-type-options", b"nosniff"))
-    if settings.SECURE_REFERRER_POLICY:
-        headers.append((b"referrer-policy", settings.SECURE_REFERRER_POLICY.encode()))
-    if settings.SECURE_CROSS_ORIGIN_OPENER_POLICY:
-        headers.append(
-            (b"cross-origin-opener-policy", settings.SECURE_CROSS_ORIGIN_OPENER_POLICY.encode())
-        )
-    return tuple(headers)
-
-
-def _is_secure(request: LaneRequest) -> bool:
-    """HttpRequest.scheme's answer: the proxy's header, when sent, over the connection's."""
-    proxy = settings.SECURE_PROXY_SSL_HEADER
-    if proxy:
-        name = proxy[0].removeprefix("HTTP_").lower().replace("_", "-").encode()
-        if name in request.headers:
-            first, *_ = request.header(name).split(",", 1)
-            return first.strip() == proxy[1]
-    return request.scope.get("scheme") in ("https", "wss")
-
-
-def _hsts_header() -> tuple[bytes, bytes] | None:
-    if not settings.SECURE_HSTS_SECONDS:
-        return None
-    value = f"max-age={settings.SECURE_HSTS_SECONDS}"
-    if settings.SECURE_HSTS_INCLUDE_SUBDOMAINS:
-        value += "; includeSubDomains"
-    if settings.SECURE_HSTS_PRELOAD:
-        value += "; preload"
-    return (b"strict-transport-security", value.encode())
-
-
 def lane_may_answer(request: LaneRequest) -> bool:
-    """Whether Django would serve this request as it is (host allowed, no HTTPS redirect)."""
-    if settings.USE_X_FORWARDED_HOST and b"x-forwarded-host" in request.headers:
-        host = request.header(b"x-forwarded-host")
-    else:
-        host = request.header(b"host")
-    domain, _ = split_domain_port(host)
-    allowed = settings.ALLOWED_HOSTS
-    if settings.DEBUG and not allowed:
-        allowed = [".localhost", "127.0.0.1", "[::1]"]
-    if not domain or not validate_host(domain, allowed):
-        return False
-    return _is_secure(request) or not settings.SECURE_SSL_REDIRECT
+    """Whether Django would serve this request as it is (its host allowed, no HTTPS
+    redirect), as Django itself decides it (core/django_answer.py)."""
+    verdict = request_verdict(request.scope)
+    request.secure = verdict.secure
+    return verdict.served
 
 
 async def lane_respond(
@@ -117,12 +68,13 @@ async def lane_respond(
     body: bytes = b"",
     headers: list[tuple[bytes, bytes]] | None = None,
 ) -> None:
-    out = [(b"content-length", str(len(body)).encode()), *_security_headers()]
+    """Send an answer with what Django's middleware adds to it (core/django_answer.py)."""
+    out = [(b"content-length", str(len(body)).encode())]
     if body:
         out.append((b"content-type", b"application/json"))
-    if _is_secure(request) and (hsts := _hsts_header()):
-        out.append(hsts)
     out.extend(headers or ())
+    out.extend(answer_headers(secure=request.secure, status=status, path=request.scope["path"]))
+    out.append(request_id_header(request.headers.get(b"x-request-id")))
     await send({"type": "http.response.start", "status": status, "headers": out})
     await send({"type": "http.response.body", "body": body})
 
@@ -136,11 +88,6 @@ async def lane_respond_json(
     headers: list[tuple[bytes, bytes]] | None = None,
 ) -> None:
     await lane_respond(request, send, status=status, body=orjson.dumps(data), headers=headers)
-
-
-def error_body(*, code: str, message: str, fields: dict | None = None) -> dict:
-    """The SPEC's error shape, as core.api.error_response writes it."""
-    return {"error": {"code": code, "message": message, "fields": fields or {}}}
 
 
 async def lane_read_body(request: LaneRequest, *, limit: int | None) -> bytes | None:

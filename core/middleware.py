@@ -11,7 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.utils.decorators import sync_and_async_middleware
 from django.utils.log import log_response
 
-from core.errors import NotFoundError
+from core.errors import NotFoundError, error_body
 
 # SPEC §5: SpecArena's error shape under /api/ (but the OpenAPI pages are ours), the SPEC's
 # everywhere else.
@@ -32,8 +32,7 @@ def error_json(path: str, *, status: int, code: str, message: str) -> JsonRespon
     """An error in the shape of the surface `path` belongs to (pages get the SPEC's)."""
     if path.startswith("/api/") and not path.startswith(_OPENAPI_PAGES):
         return JsonResponse({"error": message, "code": code.upper()}, status=status)
-    body = {"error": {"code": code, "message": message, "fields": {}}}
-    return JsonResponse(body, status=status)
+    return JsonResponse(error_body(code=code, message=message), status=status)
 
 
 class RequestIdFilter(logging.Filter):
@@ -44,9 +43,13 @@ class RequestIdFilter(logging.Filter):
         return True
 
 
+def request_id_for(given: str) -> str:
+    """A request's id: the proxy's X-Request-ID when it looks like one, else a new one."""
+    return given if _GIVEN_REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
+
+
 def _named(request: HttpRequest):
-    given = request.headers.get("X-Request-ID", "")
-    request.request_id = given if _GIVEN_REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
+    request.request_id = request_id_for(request.headers.get("X-Request-ID", ""))
     return _request_id.set(request.request_id)
 
 

@@ -19,6 +19,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template import loader
 from django.views.defaults import server_error
 
+from core.errors import error_body
+
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER_SECONDS = 5
@@ -95,7 +97,7 @@ def _json_error(request: HttpRequest, *, code: str, message: str, status: int) -
     if request.path.startswith(ARENA_PREFIX):
         body: dict[str, Any] = {"error": message, "code": code}
     else:
-        body = {"error": {"code": code, "message": message, "fields": {}}}
+        body = error_body(code=code, message=message)
     return JsonResponse(body, status=status)
 
 

@@ -11,18 +11,37 @@ reads the database and fills the cache.
 """
 
 from django.conf import settings
+from django.http import HttpRequest
+from django.utils.cache import get_conditional_response
 
-from challenges.board_cache import board_cached, etag_matches
+from challenges.board_cache import board_answer_headers, board_cached
 from core.fastlane import LaneRequest, lane_respond
 
 PREFIX = "/web/api/challenges/"
 SUFFIX = "/leaderboard"
 # DRF's APIView names the allowed methods; the session middleware varies on the cookie.
 _HEADERS = ((b"allow", b"GET, HEAD, OPTIONS"), (b"vary", b"Cookie"))
+_CONDITIONS = (b"if-none-match", b"if-match", b"if-modified-since", b"if-unmodified-since")
 
 
 def _default_limit_asked(query: str) -> bool:
     return query in ("", f"limit={settings.LEADERBOARD_DEFAULT_LIMIT}")
+
+
+def _conditional_status(request: LaneRequest, etag: str) -> int:
+    """What Django's `get_conditional_response` answers the request's conditions with the
+    board's ETag, as Django's view asks it: 200 (send the board), 304 or 412."""
+    if not any(name in request.headers for name in _CONDITIONS):
+        return 200
+    conditions = HttpRequest()
+    conditions.method = request.scope["method"]
+    conditions.META = {
+        "HTTP_" + name.decode().upper().replace("-", "_"): request.header(name)
+        for name in _CONDITIONS
+        if name in request.headers
+    }
+    answer = get_conditional_response(conditions, etag=etag)
+    return 200 if answer is None else answer.status_code
 
 
 async def board_read_lane(request: LaneRequest, send) -> bool:
@@ -35,9 +54,15 @@ async def board_read_lane(request: LaneRequest, send) -> bool:
     board = await board_cached(challenge_id)
     if board is None:
         return False
-    headers = [*_HEADERS, (b"etag", board.etag.encode())]
-    if etag_matches(request.header(b"if-none-match"), board.etag):
-        await lane_respond(request, send, status=304, headers=headers)
-    else:
-        await lane_respond(request, send, status=200, body=board.json, headers=headers)
+    status = _conditional_status(request, board.etag)
+    if status not in (200, 304):
+        return False  # a failed If-Match: Django answers it (412)
+    # Only boards anyone may see are stored: the answer is the same for everyone.
+    caching = board_answer_headers(etag=board.etag, same_for_everyone=True)
+    headers = [
+        *_HEADERS,
+        *((name.lower().encode(), value.encode()) for name, value in caching.items()),
+    ]
+    body = board.json if status == 200 else b""
+    await lane_respond(request, send, status=status, body=body, headers=headers)
     return True

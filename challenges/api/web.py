@@ -1,7 +1,8 @@
 """Player-facing read APIs under /web/api/ (public; personalised when logged in)."""
 
 from django.conf import settings
-from django.http import HttpResponse, HttpResponseNotModified
+from django.http import HttpResponse
+from django.utils.cache import get_conditional_response
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -11,7 +12,7 @@ from challenges.api.serializers import (
     LeaderboardSerializer,
     PublicChallengeSerializer,
 )
-from challenges.board_cache import board_cache_fill, board_cached, etag_matches
+from challenges.board_cache import board_answer_headers, board_cache_fill, board_cached
 from challenges.board_render import board_body_for_limit, board_etag
 from challenges.models import Challenge
 from challenges.selectors.challenges import (
@@ -44,9 +45,9 @@ class ChallengeDetailApi(APIView):
 
 
 def _board_for_viewer(challenge_id, limit: int, filters: dict, user, codename: str = ""):
-    """(body, ETag) of the board as this viewer may see it (`filters`: `board_filters`);
-    404 when they may not, or when the challenge has no target of that codename (a model's
-    real name is none)."""
+    """(body, ETag, whether it is the same for everyone) of the board as this viewer may
+    see it (`filters`: `board_filters`); 404 when they may not, or when the challenge has
+    no target of that codename (a model's real name is none)."""
     challenge = challenge_visible_by_id(challenge_id=challenge_id)
     if challenge is None:
         raise NotFoundError()
@@ -57,19 +58,18 @@ def _board_for_viewer(challenge_id, limit: int, filters: dict, user, codename: s
         raise NotFoundError()
     if limit == settings.LEADERBOARD_DEFAULT_LIMIT and view.bracket is None and not codename:
         board = board_cache_fill(challenge_id=challenge.id, players=view.players)
-        return board.json, board.etag
+        return board.json, board.etag, view.same_for_everyone
     body = board_body_for_limit(challenge=challenge, limit=limit, view=view, codename=codename)
-    return body, board_etag(body)
+    return body, board_etag(body), view.same_for_everyone
 
 
-def board_response(*, body: bytes, etag: str, if_none_match: str | None) -> HttpResponse:
-    """The board's JSON with its ETag, or an empty 304 when the client holds that ETag."""
-    if etag_matches(if_none_match, etag):
-        response = HttpResponseNotModified()
-    else:
-        response = HttpResponse(body, content_type="application/json")
-    response["ETag"] = etag
-    return response
+def board_response(request, *, body: bytes, etag: str, same_for_everyone: bool) -> HttpResponse:
+    """The board's JSON with its caching headers, or what Django's conditional machinery
+    answers for them (an empty 304 when the client holds that ETag)."""
+    response = HttpResponse(body, content_type="application/json")
+    for name, value in board_answer_headers(etag=etag, same_for_everyone=same_for_everyone).items():
+        response[name] = value
+    return get_conditional_response(request, etag=etag, response=response)
 
 
 BRACKET_PARAMETER = OpenApiParameter(
@@ -109,12 +109,10 @@ class ChallengeLeaderboardApi(AsyncApiView):
         if default and not filters["bracket_slug"]:
             players = "" if filters["players"] == "all" else filters["players"]
             board = await board_cached(challenge_id, players)
-        if board is not None:
-            body, etag = board.json, board.etag
+        if board is not None:  # only boards anyone may see are stored
+            body, etag, same_for_everyone = board.json, board.etag, True
         else:
-            body, etag = await run_orm(
+            body, etag, same_for_everyone = await run_orm(
                 _board_for_viewer, challenge_id, limit, filters, request.user, codename
             )
-        return board_response(
-            body=body, etag=etag, if_none_match=request.headers.get("If-None-Match")
-        )
+        return board_response(request, body=body, etag=etag, same_for_everyone=same_for_everyone)

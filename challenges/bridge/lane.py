@@ -53,8 +53,8 @@ from core.aio_clients import (
     postgres_unavailable,
     redis_client,
 )
-from core.errors import ApplicationError
-from core.fastlane import LaneRequest, error_body, lane_counts, lane_read_body, lane_respond_json
+from core.errors import ApplicationError, error_body
+from core.fastlane import LaneRequest, lane_counts, lane_read_body, lane_respond_json
 from core.outages import postgres_connection_died, postgres_unreachable
 from core.parsers import JsonBodyError, json_loads
 from core.ratelimit import RateCount, rate_counts_undo_async, rate_limits_count_async

@@ -38,6 +38,10 @@ class BoardView:
     bracket: Bracket | None = None
     # "agents", "humans" or "" (everyone): whose wins the board ranks (PLAYERS).
     players: str = ""
+    # The board is the same whoever asks (a public workspace's boards, on the public
+    # channels): an answer of it may be kept by shared caches; any other depends on who
+    # asks (players-only or hidden boards, a creator's live view) and is private.
+    same_for_everyone: bool = False
 
     @property
     def filtered(self) -> bool:
@@ -118,7 +122,8 @@ def board_view(
     `bracket_slug` is a 404, an unknown `players` a 400."""
     players = _players(players)
     # Public boards ask nothing about the viewer: no query on the hot pages.
-    shown = workspace.board_visibility == Workspace.BoardVisibility.PUBLIC or (
+    public = workspace.board_visibility == Workspace.BoardVisibility.PUBLIC
+    shown = public or (
         workspace.board_visibility in board_audiences(workspace=workspace, viewer=viewer)
     )
     return BoardView(
@@ -127,6 +132,7 @@ def board_view(
         cutoff=workspace.board_cutoff(now),
         bracket=_bracket(workspace, bracket_slug) if shown else None,
         players=players,
+        same_for_everyone=public,
     )
 
 
