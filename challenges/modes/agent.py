@@ -139,6 +139,8 @@ async def agent_run_async(
                 }
             )
             benign_tokens += checked.tokens_total
+            # Their tool checks are the run's judge calls too.
+            outcome.check_usage.extend(checked.check_usage)
             if checked.cost is not None:
                 benign_costs.append(checked.cost)
     except BaseException:
