@@ -106,7 +106,8 @@ class EventExportApi(APIView):
         parameters=[WORKSPACE_PARAMETER],
         responses={(200, YAML_MEDIA_TYPE): OpenApiTypes.STR},
         description="The workspace's challenges, collections, red/blue challenges, waves, "
-        "bounties, defences and themes as an event file (YAML; secrets by name only). Owners and editors.",
+        "bounties, defences and themes as an event file (YAML; secrets by name only). "
+        "Owners and editors.",
     )
     def get(self, request):
         workspace = workspace_for_porting(

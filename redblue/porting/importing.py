@@ -54,7 +54,6 @@ from redblue.porting.document import (
     key_line,
 )
 from redblue.porting.schema import (
-    BOUNTY_KEY,
     CHALLENGE_KEY,
     COLLECTION_KEY,
     CURRENCY_PATTERN,

@@ -31,8 +31,6 @@ SCHEMA_ID = "urn:prompt-challenges:event-file:1"
 _NOT_IN_FILE = {"workspace", *BUDGET_INPUTS}
 # What identifies an entry, so other entries (and a later import) can refer to it.
 CHALLENGE_KEY, COLLECTION_KEY, RED_BLUE_KEY, WAVE_KEY = "slug", "slug", "name", "name"
-# A bounty has no name: it is the challenge's (by slug), its codename and its kind.
-BOUNTY_KEY = ("challenge", "codename", "kind")
 CURRENCY_PATTERN = BountyInputSerializer().fields["currency"].validators[-1].regex.pattern
 
 

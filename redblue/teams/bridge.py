@@ -21,6 +21,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from challenges.bridge.api import BridgeApi
+from challenges.bridge.services import under_review_answer
 from challenges.models import BridgeDelivery, BridgeKey
 from core.errors import ApplicationError, NotFoundError
 from core.threads import run_blocking, run_orm
@@ -68,10 +69,16 @@ class TeamChallengeInputSerializer(serializers.Serializer):
 
 class TeamChallengeOutputSerializer(serializers.Serializer):
     team = serializers.CharField(help_text="red or blue")
-    judge_passed = serializers.BooleanField()
+    judge_passed = serializers.BooleanField(
+        allow_null=True, help_text="Null while a judge panel's verdict is under review."
+    )
+    verdict_status = serializers.CharField(required=False, help_text="'under_review' only.")
     judge_rating = serializers.IntegerField(allow_null=True)
     judge_feedback = serializers.CharField()
-    categories = serializers.DictField(child=serializers.BooleanField())
+    categories = serializers.DictField(
+        child=serializers.BooleanField(allow_null=True),
+        help_text="Category code → breached; null for a category under review.",
+    )
     team_points = serializers.FloatField()
     total_points = serializers.FloatField()
     status = serializers.CharField()
@@ -131,7 +138,7 @@ def _answer(
     points = 0.0
     if outcome is not None and outcome.points is not None:
         points = float(outcome.points.red if team == Team.RED else outcome.points.blue)
-    return {
+    body = {
         "team": team,
         "judge_passed": bool(outcome and outcome.verdict.breached),
         "judge_rating": outcome.verdict.rating if outcome else None,
@@ -143,6 +150,16 @@ def _answer(
         "submission_id": str(submission.id),
         "pairing_id": str(pairing.id) if pairing else None,
     }
+    if outcome is not None and outcome.verdict.under_review:
+        # As the challenge bridge answers a disputed attempt: no verdict until a person
+        # decides; the disputed categories have none either (docs/reviews.md).
+        disputed = set(outcome.verdict.disputed)
+        body["categories"] = {
+            code: None if code in disputed else breached
+            for code, breached in body["categories"].items()
+        }
+        under_review_answer(body, verdict_key="judge_passed")
+    return body
 
 
 def _remember(*, key: BridgeKey, workflow_run_id: str, body: dict, write=None) -> tuple[dict, bool]:
@@ -299,7 +316,8 @@ class TeamChallengeApi(BridgeApi):
                 team=team,
                 submission=prepared.submission,
                 pairing=prepared.pairing,
-                status="completed",
+                # "review" while a person decides, as the pairing's own status says.
+                status="review" if outcome.verdict.under_review else "completed",
                 feedback=outcome.verdict.feedback,
                 total=_side_total(challenge, team),
                 outcome=outcome,
