@@ -54,7 +54,7 @@ from challenges.models import (
     Secret,
     Wave,
 )
-from challenges.modes import play_mode_settings
+from challenges.modes import play_mode_sections, play_mode_settings
 from challenges.selectors.challenge_stats import challenges_with_play_stats
 from challenges.selectors.targets import target_solve_rates
 from challenges.services.bounties import bounty_create, bounty_delete, bounty_update
@@ -276,6 +276,7 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                 ("target", Challenge.Target.OFFLINE),
                 ("evaluator_type", Challenge.EvaluatorType.RULES),
                 ("scoring_strategy", Challenge.Strategy.FIRST),
+                ("mode", Challenge.Mode.SINGLE),
             )
         }
 
@@ -344,6 +345,7 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                     "fields": ("mode", *play_mode_settings()),
                 },
             ),
+            *play_mode_sections(lambda mode: when("mode", mode)),
             (
                 "Several targets",
                 {
