@@ -262,7 +262,7 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
         return _user_label(obj.updated_by)
 
     class Media:
-        js = ("js/challenge_admin_form.js",)
+        js = ("js/challenge_admin_form.js", "js/agent_editor.js")
         css = {"all": ("css/admin_extra.css",)}
 
     def get_fieldsets(self, request: HttpRequest, obj=None):
