@@ -490,7 +490,7 @@ class ChallengeAdminForm(forms.ModelForm):
             layers
             + (
                 self._agent_rows.layers()
-                if "agent_task" in self.fields
+                if self._agent_editor_posted()
                 else [item for item in stored if is_agent_layer(item)]
             )
             + [
@@ -516,13 +516,18 @@ class ChallengeAdminForm(forms.ModelForm):
             if name in self.fields and isinstance(tool, dict):
                 self.fields[name].help_text = placeholder_help(agent, tool)
 
+    def _agent_editor_posted(self) -> bool:
+        """Whether the post came from a form with the agent editor: a script or an older
+        form that sends none of its fields leaves the scenario's layers as they were."""
+        return "agent_task" in self.fields and any(key.startswith("agent_") for key in self.data)
+
     def _agent_from_rows(self, cleaned: dict[str, Any]) -> None:
         """The scenario: from the JSON box when the creator changed it, else from the rows."""
         self._agent_rows = AgentRows(
             cleaned, stored=self.instance.agent, stored_defences=self.instance.defences
         )
         self._agent_by_rows = False
-        if "agent_task" not in self.fields or "agent" not in cleaned:
+        if not self._agent_editor_posted() or "agent" not in cleaned:
             return
         if self.has_error("agent"):
             return
