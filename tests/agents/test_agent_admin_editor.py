@@ -259,3 +259,10 @@ def test_a_stored_scenario_the_rows_cannot_hold_is_edited_in_the_json_box(creato
     assert saved.status_code == 302, _errors(saved)
     challenge.refresh_from_db()
     assert challenge.agent["task"] == "A new task." and len(challenge.agent["tools"]) == 6
+
+
+def test_a_viewer_reads_the_scenario_in_the_form(viewer, workspace, inbox):
+    page = admin_client(viewer).get(change_url(inbox))
+
+    assert page.status_code == 200
+    assert "read_inbox" in page.content.decode()
