@@ -12,11 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from challenges.agents.loop import agent_loop, benign_passed, run_verdict
-from challenges.models import Challenge
+from challenges.models import PROMPT_MAX_CHARS, Challenge
 from challenges.play import (
     ANSWER_MAX_CHARS,
     GUESS_MODE_FEEDBACK,
-    PROMPT_MAX_CHARS,
     guess_matches,
     target_config_for,
 )
