@@ -37,6 +37,11 @@ from redblue.teams.services import (
 logger = logging.getLogger(__name__)
 
 ENDPOINT = "team-challenge"
+AGENT_NOT_ON_THE_BRIDGE = (
+    "This red/blue challenge is an agent scenario: Red writes the slots' texts and Blue the "
+    "agent's defence on this site (POST /web/api/red-blue-challenges/{id}/submit), not "
+    "through a Dify node."
+)
 
 
 class TeamChallengeInputSerializer(serializers.Serializer):
@@ -215,6 +220,9 @@ class TeamChallengeApi(BridgeApi):
         challenge = _challenge_of(key, data["red_blue_challenge_id"])
         if not challenge.is_active:
             raise ApplicationError("This challenge is closed.", code="challenge_closed", status=409)
+        if challenge.agent is not None:
+            # Red writes slots and Blue layers of defence here; a node's one prompt is neither.
+            raise ApplicationError(AGENT_NOT_ON_THE_BRIDGE, code="wrong_mode", status=409)
         if data["user"].startswith("account:"):
             raise ApplicationError(
                 "'user' values starting with 'account:' are reserved for site accounts.",
