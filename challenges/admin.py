@@ -82,8 +82,8 @@ from challenges.services.secrets import (
     secret_value_for,
 )
 from challenges.services.waves import wave_create, wave_delete, wave_update
-from challenges.validation import THEME_KEYS
 from core.redaction import redact_secrets
+from core.theme import THEME_KEYS
 from players.admin import (
     WorkspaceScopedAdmin,
     WorkspaceScopedInline,

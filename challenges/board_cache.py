@@ -187,7 +187,7 @@ def etag_matches(if_none_match: str | None, etag: str) -> bool:
 _sync_clients: dict[str, redis.Redis] = {}
 
 
-def _sync_client() -> redis.Redis | None:
+def sync_redis_client() -> redis.Redis | None:
     url = _redis_url()
     if not url:
         return None
@@ -258,7 +258,7 @@ def board_cache_refresh(*, challenge_id: Any) -> dict[str, Any] | None:
     canonical = _canonical_id(challenge_id)
     if canonical is None:
         return None
-    client = _sync_client()
+    client = sync_redis_client()
     generation = None
     if client is not None:
         try:
@@ -297,7 +297,7 @@ def board_cache_fill(*, challenge_id: Any, players: str = "") -> CachedBoard | N
         return None
     # What a transaction has not committed is never stored (a read inside one may see
     # its own writes, and nothing would replace them if it rolled back).
-    client = None if connection.in_atomic_block else _sync_client()
+    client = None if connection.in_atomic_block else sync_redis_client()
     generation = None
     if client is not None:
         try:
@@ -330,7 +330,7 @@ def _delete(client: redis.Redis, challenge_id: str, *, parts_only: bool = False)
 def board_cache_drop(*, challenge_id: Any) -> None:
     """Forget a board now (and refuse the stores of drawings begun before)."""
     canonical = _canonical_id(challenge_id)
-    client = _sync_client()
+    client = sync_redis_client()
     if canonical is None or client is None:
         return
     try:

@@ -1,4 +1,9 @@
-"""The live leaderboard of a challenge: its channel-layer group and the push after a change."""
+"""The live leaderboard of a challenge: its channel-layer group and the push after a change.
+
+A change does not draw a board in the writer's after-commit step: it asks for a coalesced
+redraw (challenges/board_refresh.py), which draws and pushes each board once per short
+interval however many writes changed it.
+"""
 
 import contextlib
 import hashlib
@@ -12,6 +17,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from challenges.board_cache import board_cache_refresh
+from challenges.board_refresh import board_drawer, board_refresh_soon
 from challenges.models import (
     Challenge,
     ChallengeAttempt,
@@ -21,7 +27,7 @@ from challenges.models import (
 )
 from challenges.selectors.collections import collections_public, leaderboard_for_collection
 from challenges.selectors.standings import board_view_public
-from notifications.live import group_send, group_send_on_commit
+from notifications.live import group_send
 from notifications.models import Event
 from notifications.services import event_emit_on_commit
 from players.models import Workspace
@@ -32,16 +38,24 @@ def leaderboard_group(challenge_id: Any) -> str:
 
 
 def leaderboard_push_on_commit(*, challenge_id: Any) -> None:
-    """Once committed, draw the challenge's board once: stored as its cached board, and
-    pushed to its open sockets with the board table's HTML, so no page fetches it again."""
+    """Once committed, drop the challenge's cached board and have it redrawn soon: stored
+    as its cached board, and pushed to its open sockets with the board table's HTML, so
+    no page fetches it again."""
+    transaction.on_commit(
+        lambda: board_refresh_soon(kind="challenge", board_id=challenge_id, drop_cached=True)
+    )
 
-    def message() -> dict[str, Any] | None:
-        standings = board_cache_refresh(challenge_id=challenge_id)
-        if standings is None:
-            return None
-        return {"type": "leaderboard.changed", "standings": standings}
 
-    group_send_on_commit(group=leaderboard_group(challenge_id), message=message)
+def _challenge_board_draw(challenge_id: str) -> None:
+    standings = board_cache_refresh(challenge_id=challenge_id)
+    if standings is not None:
+        group_send(
+            group=leaderboard_group(challenge_id),
+            message={"type": "leaderboard.changed", "standings": standings},
+        )
+
+
+board_drawer("challenge", _challenge_board_draw)
 
 
 def board_head(*, challenge_id: Any) -> dict[str, Any] | None:
@@ -299,31 +313,41 @@ def _shown(standings: dict[str, Any]) -> str:
 
 
 def collection_boards_push_on_commit(*, challenge_id: Any) -> None:
-    """Once committed, push the standings of each public collection holding the challenge,
-    to its open sockets, when what they show changed since the last push."""
+    """Once committed, have each public collection holding the challenge redrawn soon and
+    pushed to its open sockets when what it shows changed since the last push."""
 
-    def send() -> None:
+    def mark() -> None:
         collection_ids = CollectionItem.objects.filter(challenge_id=challenge_id).values(
             "collection_id"
         )
-        for collection in (
-            collections_public().filter(id__in=collection_ids).select_related("workspace")
+        for collection_id in (
+            collections_public().filter(id__in=collection_ids).values_list("id", flat=True)
         ):
-            standings = collection_standings(collection=collection)
-            key = f"live:collection:{collection.id}:shown"
-            shown = _shown(standings)
-            try:
-                if cache.get(key) == shown:
-                    continue
-                cache.set(key, shown, timeout=3600)
-            except Exception:  # noqa: S110 - a cache that is down means: push anyway
-                pass
-            group_send(
-                group=collection_group(collection.id),
-                message={"type": "leaderboard.changed", "standings": standings},
-            )
+            board_refresh_soon(kind="collection", board_id=collection_id)
 
-    transaction.on_commit(send)
+    transaction.on_commit(mark)
+
+
+def _collection_board_draw(collection_id: str) -> None:
+    collection = collections_public().filter(id=collection_id).select_related("workspace").first()
+    if collection is None:
+        return
+    standings = collection_standings(collection=collection)
+    key = f"live:collection:{collection.id}:shown"
+    shown = _shown(standings)
+    try:
+        if cache.get(key) == shown:
+            return
+        cache.set(key, shown, timeout=3600)
+    except Exception:  # noqa: S110 - a cache that is down means: push anyway
+        pass
+    group_send(
+        group=collection_group(collection.id),
+        message={"type": "leaderboard.changed", "standings": standings},
+    )
+
+
+board_drawer("collection", _collection_board_draw)
 
 
 def workspace_boards_push_on_commit(*, workspace_id: Any) -> None:

@@ -8,6 +8,10 @@ from django.utils import timezone
 from core.encryption import EncryptedTextField
 from players.models import EndUser, Workspace
 
+# The longest prompt a player sends a target model: web play, the creator's try-it and a
+# red/blue submission alike.
+PROMPT_MAX_CHARS = 4000
+
 
 class Secret(models.Model):
     """A server-side value a challenge refers to by name; it never leaves the server."""

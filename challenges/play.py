@@ -12,7 +12,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import F
 from django.utils import timezone
 
-from challenges.models import Challenge, ChallengeAttempt, Secret
+from challenges.models import PROMPT_MAX_CHARS, Challenge, ChallengeAttempt, Secret
 from challenges.selectors.leaderboards import leaderboard_rank
 from challenges.selectors.levels import level_locked_reason
 from challenges.services.attempts import attempt_record
@@ -56,7 +56,6 @@ from players.services import end_user_for_account
 
 logger = logging.getLogger(__name__)
 
-PROMPT_MAX_CHARS = 4000
 # Attempts one player may have waiting on a model at once (web API and page together).
 IN_FLIGHT_ATTEMPTS_PER_PLAYER = 2
 TARGET_FAILED_MESSAGE = (

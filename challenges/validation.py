@@ -3,70 +3,17 @@
 import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlparse
 
 from challenges.agents.schema import agent_errors
 from challenges.services.defences import agent_defence_errors, defence_errors
 from challenges.targets import MAX_TARGETS, TargetEntrySerializer
 from core.egress import url_refusal
+from core.theme import theme_errors
 from judging.judge_config import judge_config_messages
 from judging.judges import judge_panel_messages
 from judging.rules import PatternError, compile_pattern
 
 SECRET_PLACEHOLDER = re.compile(r"\{\{\s*secret\s*\}\}")
-
-_COLOR = re.compile(r"^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$")
-_FONTS = ("system", "serif", "mono", "rounded")
-
-
-def _is_color(value: Any) -> bool:
-    return isinstance(value, str) and bool(_COLOR.match(value))
-
-
-def _is_font(value: Any) -> bool:
-    return value in _FONTS
-
-
-def _is_radius(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 32
-
-
-def _is_https_url(value: Any) -> bool:
-    if not isinstance(value, str) or len(value) > 500:
-        return False
-    parsed = urlparse(value)
-    return (
-        parsed.scheme == "https" and bool(parsed.netloc) and not any(c in value for c in "\"'()<> ")
-    )
-
-
-# Theme key -> (CSS variable it sets, value check, what a creator is told on a bad value).
-THEME_KEYS: dict[str, tuple[str, Any, str]] = {
-    "accent": ("--accent", _is_color, "a hex colour such as #3b82f6"),
-    "background": ("--bg", _is_color, "a hex colour"),
-    "surface": ("--surface", _is_color, "a hex colour"),
-    "text": ("--text", _is_color, "a hex colour"),
-    "muted": ("--muted", _is_color, "a hex colour"),
-    "font": ("--font", _is_font, "one of " + ", ".join(_FONTS)),
-    "radius": ("--radius", _is_radius, "a whole number of pixels from 0 to 32"),
-    "logo_url": ("--logo-url", _is_https_url, "an https:// URL"),
-}
-
-
-def theme_errors(theme: Any) -> list[str]:
-    if not isinstance(theme, dict):
-        return ["The theme must be an object of theme keys."]
-    errors = []
-    for key, value in theme.items():
-        if key not in THEME_KEYS:
-            allowed = ", ".join(sorted(THEME_KEYS))
-            errors.append(f"Unknown theme key '{key}'; allowed keys: {allowed}.")
-            continue
-        _, check, expected = THEME_KEYS[key]
-        if not check(value):
-            errors.append(f"Theme '{key}' must be {expected}.")
-    return errors
-
 
 # Stands in for a secret whose value is not known here: punctuation, so it is escaped.
 _SAMPLE_SECRET = "Sample-Secret 1"

@@ -11,12 +11,10 @@ from django.urls import reverse
 from django.utils.cache import get_conditional_response, patch_cache_control, set_response_etag
 from django.views.decorators.http import require_GET, require_POST
 
-from challenges.markdown import render_markdown
-from challenges.models import Challenge, ChallengeAttempt, Hint, LeaderboardEntry
+from challenges.models import PROMPT_MAX_CHARS, Challenge, ChallengeAttempt, Hint, LeaderboardEntry
 from challenges.modes import play_mode_for
 from challenges.play import (
     ANSWER_MAX_CHARS,
-    PROMPT_MAX_CHARS,
     attempt_guess,
     challenge_closed_reason,
 )
@@ -38,47 +36,16 @@ from challenges.services.budgets import budget_paused_reason
 from challenges.services.hints import hint_unlock
 from challenges.services.reviews import attempt_appeal
 from challenges.targets import codename_choices, codenames
-from challenges.validation import THEME_KEYS
 from core.api import uuid_or_404, valid_uuids
 from core.errors import ApplicationError
-from core.images import image_url_allowed
+from core.markdown import render_markdown
 from core.ratelimit import client_ip
+from core.theme import theme_style
 from core.threads import run_orm
 from players.models import EndUser
 from players.selectors import brackets_of_workspace, end_user_of_account
 
 HISTORY_LIMIT = 20
-FONT_STACKS = {
-    "system": "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif",
-    "serif": "Georgia, 'Times New Roman', serif",
-    "mono": "ui-monospace, 'SFMono-Regular', Menlo, Consolas, monospace",
-    "rounded": "ui-rounded, 'Nunito', system-ui, sans-serif",
-}
-
-
-def theme_style(theme: dict) -> str:
-    """CSS custom properties for the whitelisted theme keys whose values still check out.
-
-    Values were validated when saved; they are checked again here so a row written some
-    other way cannot inject CSS, and the template escapes the result as well.
-    """
-    declarations = []
-    for key, value in (theme or {}).items():
-        if key not in THEME_KEYS:
-            continue
-        variable, check, _ = THEME_KEYS[key]
-        if not check(value):
-            continue
-        if key == "font":
-            value = FONT_STACKS[value]
-        elif key == "radius":
-            value = f"{value}px"
-        elif key == "logo_url":
-            if not image_url_allowed(value):
-                continue
-            value = f'url("{value}")'
-        declarations.append(f"{variable}: {value}")
-    return "; ".join(declarations)
 
 
 def _leaderboard_context(request, challenge: Challenge, end_user: EndUser | None) -> dict:

@@ -6,7 +6,6 @@ from django.shortcuts import render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
-from challenges.markdown import render_markdown
 from challenges.selectors.collections import (
     collection_conquest_place,
     collection_progress,
@@ -15,8 +14,9 @@ from challenges.selectors.collections import (
 )
 from challenges.selectors.levels import prerequisite_locked_ids_of_account
 from challenges.selectors.standings import board_filters, board_view
-from challenges.views import theme_style
 from core.errors import ApplicationError
+from core.markdown import render_markdown
+from core.theme import theme_style
 from players.selectors import brackets_of_workspace
 
 

@@ -331,6 +331,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("MAX_REQUEST_BYTES", default=256 * 1024)
 # --- Product knobs ----------------------------------------------------------------
 LEADERBOARD_DEFAULT_LIMIT = 10
 LEADERBOARD_MAX_LIMIT = 100
+# A live board is redrawn at most once per this many seconds per process, however many
+# writes change it meanwhile (challenges/board_refresh.py).
+BOARD_REFRESH_SECONDS = env.float("BOARD_REFRESH_SECONDS", default=0.2)
 OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="")
 OPENAI_API_KEY = env.str("OPENAI_API_KEY", default="")
 # LLM judge and plugin sandbox; docs/judging.md explains each knob.

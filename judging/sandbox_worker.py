@@ -1,6 +1,6 @@
 """Runs one plugin call inside the bubblewrap sandbox; standard library only.
 
-Started by judging.plugins as
+Started by judging.sandbox as
 `bwrap … -- python -I -S -B /sandbox/worker.py <memory_bytes> <cpu_s> <processes>`
 (or `--probe`). When it starts as root of its user namespace (the server runs as root),
 it first drops to nobody, so no plugin code ever runs with a capability. Only then are

@@ -14,6 +14,16 @@ ACCOUNT_EXTERNAL_ID_PREFIX = "account:"
 TEAM_SIZE_LIMIT_MAX = 100
 
 
+def account_external_id(account_pk) -> str:
+    """The external id of a site account's player (and of its arena identity)."""
+    return f"{ACCOUNT_EXTERNAL_ID_PREFIX}{account_pk}"
+
+
+def is_account_external_id(external_id: str) -> bool:
+    """Whether the id has the form reserved for site accounts: no Dify user may send it."""
+    return external_id.startswith(ACCOUNT_EXTERNAL_ID_PREFIX)
+
+
 class Workspace(models.Model):
     """The seed's tenant: every creator-owned row carries one. It is also the event: its
     play window, its scoreboard freeze and who may see its boards (docs/events.md)."""
@@ -219,7 +229,7 @@ class EndUser(models.Model):
     @property
     def source(self) -> str:
         """ "site" for a site account's player, "dify" for a `user` sent through the bridge."""
-        return "site" if self.external_id.startswith(ACCOUNT_EXTERNAL_ID_PREFIX) else "dify"
+        return "site" if is_account_external_id(self.external_id) else "dify"
 
     @property
     def public_name(self) -> str:

@@ -19,6 +19,8 @@ from players.models import (
     Membership,
     PlayerProfile,
     Workspace,
+    account_external_id,
+    is_account_external_id,
 )
 from players.signals import end_users_renamed
 from players.validators import validate_display_name
@@ -142,7 +144,7 @@ def end_user_for_account(*, workspace: Workspace, account: AbstractBaseUser) -> 
         with transaction.atomic():
             return EndUser.objects.create(
                 workspace=workspace,
-                external_id=f"{ACCOUNT_EXTERNAL_ID_PREFIX}{account.pk}",
+                external_id=account_external_id(account.pk),
                 account=account,
                 display_name=profile.display_name if profile else "",
             )
@@ -154,7 +156,7 @@ def end_user_for_external_id(*, workspace: Workspace, external_id: str) -> EndUs
     external_id = external_id.strip()[:255]
     if not external_id:
         raise ApplicationError("'user' must not be empty.", fields={"user": ["Required."]})
-    if external_id.startswith(ACCOUNT_EXTERNAL_ID_PREFIX):
+    if is_account_external_id(external_id):
         # That id names a site account's player; a Dify user must not play as one.
         raise ApplicationError(
             f"'user' must not start with '{ACCOUNT_EXTERNAL_ID_PREFIX}'.",

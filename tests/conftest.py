@@ -133,3 +133,13 @@ def fake_openai(settings):
     yield fake
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture(autouse=True)
+def _board_redraws_finish():
+    """Board redraws a test's writes asked for (challenges/board_refresh.py) end before the
+    next test begins, so none draws from, or pushes into, the next one."""
+    yield
+    from challenges.board_refresh import board_refreshes_wait
+
+    board_refreshes_wait()

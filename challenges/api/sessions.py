@@ -20,10 +20,9 @@ from challenges.api.stream import (
     error_event,
     server_sent_event,
 )
-from challenges.models import ChallengeAttempt, PlaySession
+from challenges.models import PROMPT_MAX_CHARS, ChallengeAttempt, PlaySession
 from challenges.modes import play_mode_for
 from challenges.modes.conversation import TurnPlan, turn_play_async, turn_stream, turn_stream_start
-from challenges.play import PROMPT_MAX_CHARS
 from challenges.selectors.challenges import challenges_to_play
 from challenges.selectors.sessions import session_of_player, session_turns, session_turns_left
 from challenges.services.sessions import TurnOutcome

@@ -2,26 +2,20 @@
 
 from typing import Any
 
-from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 
-from challenges.api.serializers import StrictSerializer
-from challenges.bridge import services
+from challenges.bridge import payload, services
 from challenges.bridge.auth import BridgeKeyAuthentication
+from challenges.bridge.limits import key_rate_limit, rate_limit_count
 from challenges.models import BridgeKey
+from core.api import StrictSerializer
 from core.async_api import AsyncApiView
 from core.parsers import json_object_or_error
-from core.ratelimit import parse_rate, rate_limit_hit
-from judging.judge_config import (
-    JUDGE_CONFIG_KEYS,
-    JUDGE_MODEL_RULE,
-    judge_config_errors,
-    judge_config_messages,
-)
+from judging.judge_config import JUDGE_CONFIG_KEYS, JUDGE_MODEL_RULE, judge_config_errors
 
 BROKEN_BODY_HELP = (
     "Dify's JSON body mode pastes variables into the text as they are, so a model output "
@@ -29,9 +23,6 @@ BROKEN_BODY_HELP = (
     "with json.dumps(...) and send it from the HTTP Request node in raw-text mode; "
     "integrations/dify/ ships a workflow and a plugin that do this."
 )
-
-
-MAX_STORED_INTEGER = 2**31 - 1
 
 
 class HasBridgeKey(BasePermission):
@@ -53,10 +44,7 @@ class BridgeApi(AsyncApiView):
 
     def initial(self, request, *args, **kwargs) -> None:
         super().initial(request, *args, **kwargs)
-        limit, window = parse_rate(settings.BRIDGE_RATE_LIMIT)
-        rate_limit_hit(
-            scope="bridge-key", key=str(request.auth.pk), limit=limit, window_seconds=window
-        )
+        rate_limit_count(key_rate_limit(request.auth.pk))
 
     def input(self, request, serializer_class) -> dict:
         data = serializer_class(data=json_body(request._request.body))
@@ -72,137 +60,67 @@ class BridgeApi(AsyncApiView):
 class InlineRuleSerializer(StrictSerializer):
     # Plain text checked by the service: a second choice set named success_type would
     # clash with the console's in the OpenAPI schema.
-    success_type = serializers.CharField(max_length=20, help_text="contains or regex")
-    success_pattern = serializers.CharField(max_length=2000)
-    scoring_strategy = serializers.CharField(max_length=20, required=False, allow_blank=True)
+    success_type = payload.RULE_NAME.field(help_text="contains or regex")
+    success_pattern = payload.SUCCESS_PATTERN.field()
+    scoring_strategy = payload.RULE_NAME.field(required=False, allow_blank=True)
 
 
 class ChallengeEvaluatorInputSerializer(StrictSerializer):
-    challenge_id = serializers.CharField(max_length=100, required=False, allow_blank=True)
+    """The call's shape; what it asks for is decided by bridge_challenge_evaluate_async."""
+
+    challenge_id = payload.CHALLENGE_ID.field(required=False, allow_blank=True)
     inline = InlineRuleSerializer(required=False)
-    success_type = serializers.CharField(
-        max_length=20, required=False, help_text="contains or regex (inline rule)"
+    success_type = payload.RULE_NAME.field(
+        required=False, help_text="contains or regex (inline rule)"
     )
-    success_pattern = serializers.CharField(max_length=2000, required=False)
-    scoring_strategy = serializers.CharField(max_length=20, required=False, allow_blank=True)
-    output = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)
-    user = serializers.CharField(max_length=255, required=False, allow_blank=True)
-    workflow_run_id = serializers.CharField(max_length=100)
-    prompt = serializers.CharField(
-        required=False, allow_blank=True, trim_whitespace=False, max_length=100_000
-    )
-    # The ranges of the attempt columns they are stored in (PositiveIntegerField).
-    tokens_total = serializers.IntegerField(
-        required=False, allow_null=True, min_value=0, max_value=MAX_STORED_INTEGER
-    )
-    elapsed_ms = serializers.IntegerField(
-        required=False, allow_null=True, min_value=0, max_value=MAX_STORED_INTEGER
-    )
+    success_pattern = payload.SUCCESS_PATTERN.field(required=False)
+    scoring_strategy = payload.RULE_NAME.field(required=False, allow_blank=True)
+    output = payload.OUTPUT.field(allow_blank=True)
+    user = payload.user_field(required=False, allow_blank=True)
+    workflow_run_id = payload.WORKFLOW_RUN_ID.field()
+    prompt = payload.PROMPT.field(required=False, allow_blank=True)
+    tokens_total = payload.count_field()
+    elapsed_ms = payload.count_field()
     variables = serializers.DictField(required=False)
-    conversation_id = serializers.CharField(
-        max_length=100,
+    conversation_id = payload.CONVERSATION_ID.field(
         required=False,
         allow_blank=True,
         help_text="A Dify chatflow's conversation: the output is a turn of that session "
         "(conversation challenges, SPEC §9)",
     )
-    mask_variables = serializers.ListField(
-        child=serializers.CharField(max_length=200), required=False, max_length=100
-    )
+    mask_variables = payload.mask_variables_field()
 
-    evaluation_mode = serializers.CharField(
-        max_length=20,
+    evaluation_mode = payload.RULE_NAME.field(
         required=False,
         allow_blank=True,
         help_text="Inline calls: 'rules' (the default) or 'llm-judge' (with goal, judge_config)",
     )
-    goal = serializers.CharField(
-        required=False, allow_blank=True, trim_whitespace=False, max_length=20_000
-    )
+    goal = payload.JUDGE_TEXT.field(required=False, allow_blank=True)
     judge_config = serializers.JSONField(
         required=False, allow_null=True, help_text="The keys of a challenge's judge_config"
     )
     # An upstream judging-llm node's outputs, taken instead of a second judge call.
     judge_passed = serializers.BooleanField(required=False, allow_null=True)
     judge_rating = serializers.FloatField(required=False, allow_null=True)
-    judge_feedback = serializers.CharField(
-        required=False, allow_blank=True, allow_null=True, trim_whitespace=False, max_length=20_000
-    )
+    judge_feedback = payload.JUDGE_TEXT.field(required=False, allow_blank=True, allow_null=True)
     judge_raw = serializers.JSONField(required=False, allow_null=True)
-    link_code = serializers.CharField(
-        max_length=40,
+    link_code = payload.LINK_CODE.field(
         required=False,
         allow_blank=True,
         help_text="A player's one-time code: links this 'user' to their site account",
     )
 
     def validate(self, data: dict) -> dict:
+        # Shape only: FloatField would read true as 1.0.
         if isinstance(self.initial_data.get("judge_rating"), bool):
             raise serializers.ValidationError({"judge_rating": ["A number, not true or false."]})
-        data["judgement"] = _chained_judgement(data)
-        data["judging"] = _inline_judging(data)
-        if data["judging"] is not None:
-            data["inline"] = {}
-            return data
+        # An inline rule is sent nested or at the top level: one dict either way.
         inline = dict(data.get("inline") or {})
         for name in ("success_type", "success_pattern", "scoring_strategy"):
             if name in data:
                 inline.setdefault(name, data[name])
-        if not data.get("challenge_id") and not inline.get("success_pattern"):
-            raise serializers.ValidationError(
-                {
-                    "challenge_id": [
-                        "Send 'challenge_id', or an inline 'success_type' and 'success_pattern'."
-                    ]
-                }
-            )
         data["inline"] = inline
         return data
-
-
-CHAINED_FIELDS = ("judge_passed", "judge_rating", "judge_feedback", "judge_raw")
-
-
-def _chained_judgement(data: dict) -> services.ChainedJudgement | None:
-    # Dify sends every declared variable; empty ones mean "not chained".
-    if all(data.get(name) in (None, "") for name in CHAINED_FIELDS):
-        return None
-    raw = data.get("judge_raw")
-    if raw not in (None, "") and not isinstance(raw, dict):
-        raise serializers.ValidationError({"judge_raw": ["Send the judge's judge_raw object."]})
-    return services.ChainedJudgement(
-        passed=data.get("judge_passed"),
-        rating=data.get("judge_rating"),
-        feedback=data.get("judge_feedback") or "",
-        raw=raw or None,
-    )
-
-
-def _inline_judging(data: dict) -> services.InlineJudging | None:
-    mode = data.get("evaluation_mode") or ""
-    if mode and mode not in services.EVALUATION_MODES:
-        raise serializers.ValidationError({"evaluation_mode": ["'rules' or 'llm-judge'."]})
-    if mode and data.get("challenge_id"):
-        raise serializers.ValidationError(
-            {
-                "evaluation_mode": [
-                    "Only for inline calls: a stored challenge is judged by its own evaluator."
-                ]
-            }
-        )
-    if mode != services.LLM_JUDGE_MODE:
-        for name in ("goal", "judge_config"):
-            if data.get(name) not in (None, "", {}):
-                raise serializers.ValidationError(
-                    {name: ["Only with an inline 'evaluation_mode: llm-judge'."]}
-                )
-        return None
-    if not data.get("goal"):
-        raise serializers.ValidationError({"goal": ["An llm-judge evaluation needs a goal."]})
-    config = data.get("judge_config") or {}
-    if judge_config_errors(config):
-        raise serializers.ValidationError({"judge_config": judge_config_messages(config)})
-    return services.InlineJudging(goal=data["goal"], config=config)
 
 
 class ChallengeEvaluatorOutputSerializer(serializers.Serializer):
@@ -241,8 +159,17 @@ class ChallengeEvaluatorApi(BridgeApi):
             elapsed_ms=data.get("elapsed_ms"),
             variables=data.get("variables") or {},
             mask_variables=data.get("mask_variables") or [],
-            judging=data["judging"],
-            judgement=data["judgement"],
+            asked=services.EvaluationAsked(
+                mode=data.get("evaluation_mode") or "",
+                goal=data.get("goal") or "",
+                judge_config=data.get("judge_config"),
+                chained=services.ChainedValues(
+                    passed=data.get("judge_passed"),
+                    rating=data.get("judge_rating"),
+                    feedback=data.get("judge_feedback"),
+                    raw=data.get("judge_raw"),
+                ),
+            ),
             link_code=data.get("link_code", ""),
             conversation_id=data.get("conversation_id", ""),
         )
@@ -276,12 +203,10 @@ class _JudgeWholeNumber(_JudgeSetting):
 
 
 class JudgingLlmInputSerializer(StrictSerializer):
-    goal = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=20_000)
-    response = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)
-    hints = serializers.CharField(
-        required=False, allow_blank=True, trim_whitespace=False, max_length=20_000
-    )
-    workflow_run_id = serializers.CharField(max_length=100, required=False, allow_blank=True)
+    goal = payload.JUDGE_TEXT.field(allow_blank=True)
+    response = payload.OUTPUT.field(allow_blank=True)
+    hints = payload.JUDGE_TEXT.field(required=False, allow_blank=True)
+    workflow_run_id = payload.WORKFLOW_RUN_ID.field(required=False, allow_blank=True)
     judge_model = _JudgeText(required=False, allow_null=True, help_text=JUDGE_MODEL_RULE)
     temperature = _JudgeNumber(required=False, allow_null=True, help_text="0 to 2")
     max_tokens = _JudgeWholeNumber(required=False, allow_null=True, help_text="1 to 32000")

@@ -14,6 +14,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
 from challenges.bridge import signatures
+from challenges.bridge.limits import key_use_due
 from challenges.models import BridgeKey
 from players.models import Workspace
 
@@ -81,8 +82,7 @@ def key_for_signature(*, workspace_ref: str, body: bytes, headers: dict[str, str
 
 def _mark_used(key: BridgeKey) -> None:
     now = timezone.now()
-    # One write a minute at most, so a busy key does not write on every call.
-    if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
+    if key_use_due(key.last_used_at, now):
         BridgeKey.objects.filter(pk=key.pk).update(last_used_at=now)
 
 

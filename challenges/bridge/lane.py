@@ -31,8 +31,9 @@ from django.db.models import prefetch_related_objects
 from redis.exceptions import RedisError
 
 from challenges.bridge import recording, services
-from challenges.bridge.api import MAX_STORED_INTEGER, ChallengeEvaluatorInputSerializer
 from challenges.bridge.auth import key_for_bearer
+from challenges.bridge.limits import key_rate_limit, player_rate_limit
+from challenges.bridge.payload import EvaluatorCall, evaluator_call_as_sent
 from challenges.bridge.signatures import key_hash
 from challenges.models import BridgeKey, Challenge, ChallengeAttempt, Secret
 from challenges.modes import play_mode_for
@@ -56,13 +57,7 @@ from core.errors import ApplicationError
 from core.fastlane import LaneRequest, error_body, lane_counts, lane_read_body, lane_respond_json
 from core.outages import postgres_connection_died, postgres_unreachable
 from core.parsers import JsonBodyError, json_loads
-from core.ratelimit import (
-    RateCount,
-    RateLimit,
-    parse_rate,
-    rate_counts_undo_async,
-    rate_limits_count_async,
-)
+from core.ratelimit import RateCount, rate_counts_undo_async, rate_limits_count_async
 from core.redaction import redact_secrets
 from core.threads import run_orm_apart
 from players.models import EndUser
@@ -70,30 +65,9 @@ from players.services import end_user_for_external_id
 
 logger = logging.getLogger(__name__)
 
-_REQUIRED = frozenset({"challenge_id", "output", "user", "workflow_run_id"})
-_OPTIONAL = frozenset({"prompt", "tokens_total", "elapsed_ms", "variables", "mask_variables"})
-# The serializer's limits, so the lane never takes what Django's path would refuse.
-_TEXT_LIMITS = {
-    name: ChallengeEvaluatorInputSerializer().fields[name].max_length
-    for name in ("challenge_id", "user", "workflow_run_id", "output", "prompt")
-}
-_TRIMMED = ("challenge_id", "user", "workflow_run_id")
 _CACHE_SIZE = 50_000
 # DRF's APIView names the allowed methods on every answer.
 _ALLOW = ((b"allow", b"POST, OPTIONS"),)
-
-
-@dataclass(frozen=True)
-class _Call:
-    challenge_ref: str
-    output: str
-    user: str
-    workflow_run_id: str
-    prompt: str
-    tokens_total: int | None
-    elapsed_ms: int | None
-    variables: dict[str, Any]
-    mask_variables: list[str]
 
 
 @dataclass(frozen=True)
@@ -143,53 +117,13 @@ def lane_enabled() -> bool:
     return bool(settings.REDIS_URL) and postgres_in_use()
 
 
-def _is_count(value: Any) -> bool:
-    return value is None or (
-        type(value) is int and 0 <= value <= MAX_STORED_INTEGER  # noqa: E721 - not bool
-    )
-
-
-def _is_scalar(value: Any) -> bool:
-    return value is None or isinstance(value, str | int | float | bool)
-
-
-def call_parse(body: bytes) -> _Call | None:
+def call_parse(body: bytes) -> EvaluatorCall | None:
     """The call when the DRF serializer would take it exactly as sent, else None."""
     try:
         data = json_loads(body)
     except JsonBodyError:
         return None
-    if not isinstance(data, dict) or not _REQUIRED <= data.keys() <= _REQUIRED | _OPTIONAL:
-        return None
-    for name, limit in _TEXT_LIMITS.items():
-        value = data.get(name, "")
-        if not isinstance(value, str) or len(value) > limit:
-            return None
-    if any(not data[name] or data[name] != data[name].strip() for name in _TRIMMED):
-        return None
-    if data["user"].startswith("account:"):
-        return None
-    if not (_is_count(data.get("tokens_total")) and _is_count(data.get("elapsed_ms"))):
-        return None
-    variables = data.get("variables", {})
-    if not isinstance(variables, dict) or not all(map(_is_scalar, variables.values())):
-        return None
-    masked = data.get("mask_variables", [])
-    if not isinstance(masked, list) or len(masked) > 100:
-        return None
-    if not all(isinstance(n, str) and n and n == n.strip() and len(n) <= 200 for n in masked):
-        return None
-    return _Call(
-        challenge_ref=data["challenge_id"],
-        output=data["output"],
-        user=data["user"],
-        workflow_run_id=data["workflow_run_id"],
-        prompt=data.get("prompt", ""),
-        tokens_total=data.get("tokens_total"),
-        elapsed_ms=data.get("elapsed_ms"),
-        variables=variables,
-        mask_variables=masked,
-    )
+    return evaluator_call_as_sent(data)
 
 
 async def _orm(function, /, *args, **kwargs):
@@ -332,7 +266,7 @@ async def challenge_evaluator_lane(request: LaneRequest, send) -> bool:
     return True
 
 
-async def _served(request: LaneRequest, send, *, raw_key: str, call: _Call) -> bool:
+async def _served(request: LaneRequest, send, *, raw_key: str, call: EvaluatorCall) -> bool:
     key = await _key(raw_key)
     if key is None:
         return False
@@ -341,19 +275,13 @@ async def _served(request: LaneRequest, send, *, raw_key: str, call: _Call) -> b
         return False
     player = await _player(workspace=key.workspace, external_id=call.user)
     redis = redis_client()
-    limit, window = parse_rate(settings.BRIDGE_RATE_LIMIT)
     try:
         # The key's limit first: a call it refuses is not counted on the player's.
         counts = await rate_limits_count_async(
             redis,
             [
-                RateLimit(scope="bridge-key", key=str(key.pk), limit=limit, window_seconds=window),
-                RateLimit(
-                    scope="bridge-player",
-                    key=f"{entry.challenge.id}:{player.end_user.id}",
-                    limit=entry.challenge.max_attempts_per_hour,
-                    window_seconds=3600,
-                ),
+                key_rate_limit(key.pk),
+                player_rate_limit(challenge=entry.challenge, end_user_id=player.end_user.id),
             ],
         )
     except (RedisError, OSError):
@@ -402,7 +330,7 @@ async def _respond_error(request: LaneRequest, send, exc: ApplicationError) -> N
 
 
 async def _evaluate_and_record(
-    key: BridgeKey, entry: _Challenge, player: _Player, call: _Call
+    key: BridgeKey, entry: _Challenge, player: _Player, call: EvaluatorCall
 ) -> services.BridgeAnswer | None:
     challenge = entry.challenge
     secret = _secret(entry, player)

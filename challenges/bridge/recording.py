@@ -26,7 +26,7 @@ import asyncio
 import functools
 import weakref
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from enum import Enum
 from typing import Any
 
@@ -36,6 +36,7 @@ from django.conf import settings
 from django.db import connections, models
 from psycopg.types.json import Jsonb
 
+from challenges.bridge.limits import KEY_USE_RESOLUTION
 from challenges.models import (
     BridgeDelivery,
     BridgeKey,
@@ -51,9 +52,6 @@ from challenges.models import (
 from challenges.services.attempts import leaderboard_upsert_sql
 from core.aio_clients import pg_fetch
 from players.models import EndUser, Workspace
-
-# A key's last use is written at most once a minute.
-KEY_USE_RESOLUTION = timedelta(seconds=60)
 
 
 class Outcome(Enum):

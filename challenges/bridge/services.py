@@ -12,6 +12,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from challenges.bridge.limits import player_rate_limit, rate_limit_count
 from challenges.bridge.linking import bridge_link_dify_user
 from challenges.models import BridgeDelivery, BridgeKey, Challenge, ChallengeAttempt
 from challenges.modes import play_mode_for
@@ -28,11 +29,10 @@ from challenges.services.secrets import secret_value_for
 from core.disguises import secret_shows_in
 from core.errors import ApplicationError, NotFoundError
 from core.outages import retry_if_connection_was_dead
-from core.ratelimit import rate_limit_hit
 from core.redaction import REDACTED, redact_secrets
 from core.threads import run_orm
 from judging.errors import JudgeConfigError
-from judging.judge_config import judge_config_parse
+from judging.judge_config import judge_config_errors, judge_config_messages, judge_config_parse
 from judging.llm_judge import judge_with_llm_async
 from judging.rules import SUCCESS_TYPES, PatternError, compile_pattern, evaluate_rule
 from judging.verdicts import Verdict
@@ -129,6 +129,76 @@ class InlineJudging:
 
     goal: str
     config: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ChainedValues:
+    """The judge_* fields of a call as sent; Dify sends every declared variable, so empty
+    ones mean "not chained"."""
+
+    passed: bool | None = None
+    rating: float | None = None
+    feedback: str | None = None
+    raw: Any = None
+
+
+@dataclass(frozen=True)
+class EvaluationAsked:
+    """How a call asks to be evaluated: its evaluation_mode, goal, judge_config and an
+    upstream judge's values."""
+
+    mode: str = ""
+    goal: str = ""
+    judge_config: Any = None
+    chained: ChainedValues = ChainedValues()
+
+
+def _invalid(field: str, message: str) -> ApplicationError:
+    return ApplicationError(message, fields={field: [message]})
+
+
+def chained_judgement(values: ChainedValues) -> ChainedJudgement | None:
+    """The upstream judge's values, or None when none was sent."""
+    sent = (values.passed, values.rating, values.feedback, values.raw)
+    if all(value in (None, "") for value in sent):
+        return None
+    raw = values.raw
+    if raw not in (None, "") and not isinstance(raw, dict):
+        raise _invalid("judge_raw", "Send the judge's judge_raw object.")
+    return ChainedJudgement(
+        passed=values.passed,
+        rating=values.rating,
+        feedback=values.feedback or "",
+        raw=raw or None,
+    )
+
+
+def inline_judging(*, asked: EvaluationAsked, challenge_ref: str) -> InlineJudging | None:
+    """The inline llm-judge evaluation a call asks for, or None (the rules, or a stored
+    challenge's own evaluator); the goal and judge_config only go with that mode."""
+    mode = asked.mode
+    if mode and mode not in EVALUATION_MODES:
+        raise _invalid("evaluation_mode", "'rules' or 'llm-judge'.")
+    if mode and challenge_ref:
+        raise _invalid(
+            "evaluation_mode",
+            "Only for inline calls: a stored challenge is judged by its own evaluator.",
+        )
+    if mode != LLM_JUDGE_MODE:
+        for name, value in (("goal", asked.goal), ("judge_config", asked.judge_config)):
+            if value not in (None, "", {}):
+                raise _invalid(name, "Only with an inline 'evaluation_mode: llm-judge'.")
+        return None
+    if not asked.goal:
+        raise _invalid("goal", "An llm-judge evaluation needs a goal.")
+    config = asked.judge_config or {}
+    if judge_config_errors(config):
+        messages = judge_config_messages(config)
+        raise ApplicationError(
+            "The judge settings are invalid: " + " ".join(messages),
+            fields={"judge_config": messages},
+        )
+    return InlineJudging(goal=asked.goal, config=config)
 
 
 def chained_verdict(
@@ -363,12 +433,6 @@ def _evaluation_start(
         _refuse_chained_for(challenge)
     hidden_names = list(challenge.mask_variables or []) + list(mask_variables or [])
     end_user = None
-    if user.startswith("account:"):
-        # That form names a logged-in player's own EndUser; a Dify run must not claim it.
-        raise ApplicationError(
-            "'user' values starting with 'account:' are reserved for site accounts.",
-            fields={"user": ["Reserved prefix 'account:'."]},
-        )
     if user:
         if not challenge.is_open():
             raise ApplicationError(
@@ -378,12 +442,7 @@ def _evaluation_start(
         locked = level_locked_reason(challenge=challenge, end_user=end_user)
         if locked:
             raise ApplicationError(locked, code="level_locked", status=403)
-        rate_limit_hit(
-            scope="bridge-player",
-            key=f"{challenge.id}:{end_user.id}",
-            limit=challenge.max_attempts_per_hour,
-            window_seconds=3600,
-        )
+        rate_limit_count(player_rate_limit(challenge=challenge, end_user_id=end_user.id))
     return EvaluationPlan(
         challenge=challenge,
         end_user=end_user,
@@ -454,16 +513,23 @@ async def bridge_challenge_evaluate_async(
     elapsed_ms: int | None = None,
     variables: dict[str, Any] | None = None,
     mask_variables: list[str] | None = None,
-    judging: InlineJudging | None = None,
-    judgement: ChainedJudgement | None = None,
+    asked: EvaluationAsked | None = None,
     link_code: str = "",
     conversation_id: str = "",
 ) -> BridgeAnswer:
-    """Evaluate one Dify output. `judging` asks for an inline llm-judge evaluation;
-    `judgement` carries an upstream judging-llm node's values, taken instead of a second
-    judge call (llm-judge evaluation only). The ORM runs before and after, and the judge
-    or plugin is awaited with no database connection held (SPEC §4c)."""
+    """Evaluate one Dify output. `asked` may ask for an inline llm-judge evaluation, or
+    carry an upstream judging-llm node's values, taken instead of a second judge call
+    (llm-judge evaluation only). The ORM runs before and after, and the judge or plugin
+    is awaited with no database connection held (SPEC §4c)."""
     variables = variables or {}
+    asked = asked or EvaluationAsked()
+    judging = inline_judging(asked=asked, challenge_ref=challenge_ref)
+    judgement = chained_judgement(asked.chained)
+    if not challenge_ref and judging is None and not (inline or {}).get("success_pattern"):
+        raise _invalid(
+            "challenge_id",
+            "Send 'challenge_id', or an inline 'success_type' and 'success_pattern'.",
+        )
     plan = await run_orm(
         _evaluation_start,
         key=key,

@@ -7,9 +7,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 
 from challenges.models import Challenge, ChallengeCollection, CollectionItem
-from challenges.validation import theme_errors
 from core.errors import ApplicationError
 from core.slugs import unique_slug
+from core.theme import theme_errors
 from players.models import Workspace
 
 COLLECTION_FIELDS = (

@@ -10,11 +10,10 @@ import logging
 import time
 from dataclasses import dataclass
 
-from challenges.models import Challenge
+from challenges.models import PROMPT_MAX_CHARS, Challenge
 from challenges.play import (
     ANSWER_MAX_CHARS,
     GUESS_MODE_FEEDBACK,
-    PROMPT_MAX_CHARS,
     guess_matches,
     target_config_for,
 )

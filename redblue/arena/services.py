@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from core.errors import ApplicationError
 from notifications.live import group_send_on_commit
+from players.models import account_external_id
 from redblue.arena.operator import ArenaType, Game, OperatorError
 from redblue.arena.registry import arena_types, scoring_strategies
 from redblue.arena.results import GameResult, StoredEntry
@@ -407,7 +408,7 @@ def arena_user_for_account(*, account) -> ArenaUser:
     their email) and kept in step when they rename themselves."""
     name = site_player_name(account)
     user, created = ArenaUser.objects.get_or_create(
-        account=account, defaults={"user_id": f"account:{account.pk}", "username": name}
+        account=account, defaults={"user_id": account_external_id(account.pk), "username": name}
     )
     if not created and user.username != name:
         ArenaUser.objects.filter(pk=user.pk).update(username=name)

@@ -10,7 +10,7 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from challenges.api.serializers import StrictSerializer
+from core.api import StrictSerializer
 from core.parsers import JSONParser
 from players.models import Workspace
 from players.selectors import workspace_for_read, workspace_for_write, workspace_require_write

@@ -4,8 +4,9 @@ Dify waits for the node's outputs, so the pairing is judged within the request, 
 the services the Celery task uses. The view is async: the database work before and after
 runs on the request's thread with its connection handed back in between, and the target
 and judge calls run on a thread that holds no connection. Idempotent on
-`workflow_run_id`: the first answer is stored (BridgeDelivery) with the pairing's points,
-and a repeat gets it back with nothing new written.
+`workflow_run_id`: the first answer is stored with the pairing's points by the bridge's one
+delivery store (challenges.bridge.services.bridge_store), and a repeat gets it back with
+nothing new written.
 """
 
 import logging
@@ -14,25 +15,22 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 from django.db.models import Sum
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from challenges.bridge import payload
 from challenges.bridge.api import BridgeApi
-from challenges.models import BridgeDelivery, BridgeKey
+from challenges.bridge.services import bridge_store, bridge_stored_answer
+from challenges.models import PROMPT_MAX_CHARS, BridgeKey
 from core.errors import ApplicationError, NotFoundError
 from core.threads import run_blocking, run_orm
 from players.services import end_user_for_external_id
 from redblue.models import RedBlueChallenge, Team, TeamPairing, TeamStanding, TeamSubmission
 from redblue.teams.evaluation import PairingOutcome, TargetError, pairing_evaluate
-from redblue.teams.services import (
-    PROMPT_MAX_CHARS,
-    pairing_complete,
-    pairing_fail,
-    submission_create,
-)
+from redblue.teams.services import pairing_complete, pairing_fail, submission_create
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +43,7 @@ AGENT_NOT_ON_THE_BRIDGE = (
 
 
 class TeamChallengeInputSerializer(serializers.Serializer):
-    red_blue_challenge_id = serializers.CharField(max_length=100)
+    red_blue_challenge_id = payload.CHALLENGE_ID.field()
     team_choice = serializers.CharField(max_length=10, help_text="red or blue")
     attack_prompt = serializers.CharField(
         required=False, allow_blank=True, trim_whitespace=False, max_length=PROMPT_MAX_CHARS
@@ -53,8 +51,8 @@ class TeamChallengeInputSerializer(serializers.Serializer):
     defense_prompt = serializers.CharField(
         required=False, allow_blank=True, trim_whitespace=False, max_length=PROMPT_MAX_CHARS
     )
-    user = serializers.CharField(max_length=255)
-    workflow_run_id = serializers.CharField(max_length=100)
+    user = payload.user_field()
+    workflow_run_id = payload.WORKFLOW_RUN_ID.field()
 
     def validate_team_choice(self, value: str) -> str:
         if value not in Team.values:
@@ -95,12 +93,8 @@ class _Prepared:
 
 
 def _stored(*, workspace_id, workflow_run_id: str) -> dict | None:
-    return (
-        BridgeDelivery.objects.filter(
-            workspace_id=workspace_id, endpoint=ENDPOINT, workflow_run_id=workflow_run_id
-        )
-        .values_list("response", flat=True)
-        .first()
+    return bridge_stored_answer(
+        workspace_id=workspace_id, endpoint=ENDPOINT, workflow_run_id=workflow_run_id
     )
 
 
@@ -150,24 +144,11 @@ def _answer(
     }
 
 
-def _remember(*, key: BridgeKey, workflow_run_id: str, body: dict, write=None) -> tuple[dict, bool]:
-    """Store (with `write`, in one transaction) the answer; a lost race replays the winner."""
-    try:
-        with transaction.atomic():
-            if write is not None:
-                write()
-            BridgeDelivery.objects.create(
-                workspace_id=key.workspace_id,
-                endpoint=ENDPOINT,
-                workflow_run_id=workflow_run_id,
-                response=body,
-            )
-    except IntegrityError:
-        stored = _stored(workspace_id=key.workspace_id, workflow_run_id=workflow_run_id)
-        if stored is None:
-            raise
-        return stored, True
-    return body, False
+def _remember(*, key: BridgeKey, workflow_run_id: str, body: dict) -> tuple[dict, bool]:
+    answer = bridge_store(
+        workspace_id=key.workspace_id, endpoint=ENDPOINT, workflow_run_id=workflow_run_id, body=body
+    )
+    return answer.body, answer.replayed
 
 
 def _in_progress() -> ApplicationError:
@@ -223,11 +204,6 @@ class TeamChallengeApi(BridgeApi):
         if challenge.agent is not None:
             # Red writes slots and Blue layers of defence here; a node's one prompt is neither.
             raise ApplicationError(AGENT_NOT_ON_THE_BRIDGE, code="wrong_mode", status=409)
-        if data["user"].startswith("account:"):
-            raise ApplicationError(
-                "'user' values starting with 'account:' are reserved for site accounts.",
-                fields={"user": ["Reserved prefix 'account:'."]},
-            )
         end_user = end_user_for_external_id(workspace=key.workspace, external_id=data["user"])
         team = data["team_choice"]
         if TeamSubmission.objects.filter(
@@ -287,15 +263,11 @@ class TeamChallengeApi(BridgeApi):
         run = prepared.submission.workflow_run_id
         challenge, team = prepared.challenge, prepared.team
 
-        def write() -> None:
+        def record() -> tuple[None, dict]:
+            # The pairing's points and the stored answer in one transaction.
             if outcome is None:
                 pairing_fail(pairing=prepared.pairing, reason="target did not answer")
-            else:
-                pairing_complete(pairing=prepared.pairing, outcome=outcome)
-
-        def body_after() -> dict:
-            if outcome is None:
-                return _answer(
+                return None, _answer(
                     team=team,
                     submission=prepared.submission,
                     pairing=prepared.pairing,
@@ -303,7 +275,8 @@ class TeamChallengeApi(BridgeApi):
                     feedback="The target model did not answer; this pairing does not count.",
                     total=_side_total(challenge, team),
                 )
-            return _answer(
+            pairing_complete(pairing=prepared.pairing, outcome=outcome)
+            return None, _answer(
                 team=team,
                 submission=prepared.submission,
                 pairing=prepared.pairing,
@@ -313,21 +286,16 @@ class TeamChallengeApi(BridgeApi):
                 outcome=outcome,
             )
 
-        try:
-            with transaction.atomic():
-                write()
-                body = body_after()
-                BridgeDelivery.objects.create(
-                    workspace_id=key.workspace_id,
-                    endpoint=ENDPOINT,
-                    workflow_run_id=run,
-                    response=body,
-                )
-        except IntegrityError:
-            stored = _stored(workspace_id=key.workspace_id, workflow_run_id=run)
-            if stored is None:
-                raise
-            return stored, True
+        answer = bridge_store(
+            workspace_id=key.workspace_id,
+            endpoint=ENDPOINT,
+            workflow_run_id=run,
+            body={},
+            record=record,
+        )
+        if answer.replayed:
+            return answer.body, True
+        body = answer.body
         logger.info(
             "bridge_call endpoint=%s workspace=%s key=%s run=%s challenge=%s status=%s",
             ENDPOINT,

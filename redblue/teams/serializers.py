@@ -1,16 +1,14 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from challenges.api.serializers import (
-    PublicAgentSlotSerializer,
-    PublicAgentToolSerializer,
-    StrictSerializer,
-)
+from challenges.api.serializers import PublicAgentSlotSerializer, PublicAgentToolSerializer
+from challenges.models import PROMPT_MAX_CHARS
+from core.api import StrictSerializer
 from judging.category_judge import builtin_category, effective_suite
 from redblue.models import RedBlueChallenge, SelectionPolicy, Team, TeamPairing, TeamSubmission
 from redblue.teams.agent import trace_for_red
 from redblue.teams.selectors import ATTACK, DEFENSE, pairing_texts_readable
-from redblue.teams.services import PROMPT_MAX_CHARS, RED_BLUE_FIELDS
+from redblue.teams.services import RED_BLUE_FIELDS
 
 POLICY_HELP = " | ".join(SelectionPolicy.values)
 SUITE_HELP = (

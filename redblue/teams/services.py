@@ -13,10 +13,10 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from challenges.models import Review
-from challenges.validation import theme_errors
+from challenges.models import PROMPT_MAX_CHARS, Review
 from core.errors import ApplicationError
 from core.ratelimit import rate_limit_hit
+from core.theme import theme_errors
 from judging.category_judge import suite_errors
 from judging.judge_config import judge_config_errors
 from judging.judges import judge_panel_messages
@@ -61,7 +61,6 @@ PAIRING_JUDGE_TASK = "redblue.teams.tasks.pairing_judge_task"
 REGRESSION_TASK = "redblue.teams.tasks.defense_regression_task"
 # The newest breaks a new defence is run against (each one is a target and a judge call).
 REGRESSION_SET_MAX = 50
-PROMPT_MAX_CHARS = 4000
 BANNED_TERMS_MAX = 100
 BANNED_TERM_MAX_CHARS = 100
 # How many waiting submissions a new one of the other side pairs with at once.

@@ -7,8 +7,9 @@ from django.shortcuts import render
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
 
-from challenges.markdown import render_markdown
-from challenges.views import theme_style
+from challenges.models import PROMPT_MAX_CHARS
+from core.markdown import render_markdown
+from core.theme import theme_style
 from judging.category_judge import effective_suite
 from players.selectors import end_user_of_account
 from redblue.teams.selectors import (
@@ -19,7 +20,6 @@ from redblue.teams.selectors import (
     team_of_player,
 )
 from redblue.teams.serializers import RedBlueAgentSerializer
-from redblue.teams.services import PROMPT_MAX_CHARS
 
 PAGE_PAIRINGS = 20
 

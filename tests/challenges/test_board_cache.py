@@ -11,6 +11,7 @@ from django.test.utils import CaptureQueriesContext, override_settings
 from rest_framework.renderers import JSONRenderer
 
 from challenges.api.serializers import LeaderboardSerializer
+from challenges.board_refresh import board_refreshes_wait
 from challenges.selectors.leaderboards import leaderboard_for_challenge
 from tests.conftest import redis_up, require_service
 from tests.factories import make_challenge, record_win
@@ -46,6 +47,7 @@ def database_answer(api, challenge):
 
 def test_it_serves_a_stored_board_without_a_query(anon_api, challenge, django_assert_num_queries):
     win(challenge, "ada", 300)
+    board_refreshes_wait()
     cache.clear()  # Redis lost its keys (a restart): the next read misses
     with CaptureQueriesContext(connection) as miss:
         first = anon_api.get(board_url(challenge))
@@ -65,7 +67,8 @@ def test_a_committed_win_replaces_the_stored_board(anon_api, challenge, django_a
     win(challenge, "ada", 300)
     before = anon_api.get(board_url(challenge))
 
-    win(challenge, "bob", 100)  # the after-commit step stores the new board
+    win(challenge, "bob", 100)
+    board_refreshes_wait()  # the coalesced redraw after the commit stores the new board
 
     with django_assert_num_queries(0):
         after = anon_api.get(board_url(challenge))

@@ -3,6 +3,7 @@ Redis cache (one GET, no query), with the ETag and a 304; anything else goes to 
 
 import pytest
 
+from challenges.board_refresh import board_refreshes_wait
 from core.fastlane import lane_counts
 from tests.conftest import redis_up, require_service
 from tests.factories import make_challenge, record_win
@@ -44,8 +45,9 @@ def test_a_miss_goes_to_django_which_fills_the_cache_for_the_lane(reader, challe
     assert by_lane and again.content == first.content and again["ETag"] == first["ETag"]
 
 
-def test_the_lane_serves_the_board_stored_at_commit_and_a_304(reader, challenge):
+def test_the_lane_serves_the_board_stored_after_commit_and_a_304(reader, challenge):
     win(challenge, "ada")
+    board_refreshes_wait()
     cached, by_lane = read(reader, challenge, "?limit=10")
     assert by_lane
     assert cached.status_code == 200
@@ -61,8 +63,9 @@ def test_a_win_replaces_what_the_lane_serves(reader, challenge):
     win(challenge, "ada")
     before, _ = read(reader, challenge)
     win(challenge, "grace")
+    board_refreshes_wait()
     after, by_lane = read(reader, challenge, HTTP_IF_NONE_MATCH=before["ETag"])
-    assert by_lane, "the push after the commit refreshed the cache"
+    assert by_lane, "the redraw after the commit refreshed the cache"
     assert after.status_code == 200
     assert after["ETag"] != before["ETag"]
     assert [row["player"] for row in after.json()["entries"]] == ["ada", "grace"]

@@ -18,6 +18,7 @@ from django.utils import timezone
 from websockets.sync.client import connect
 
 from challenges.board_cache import board_cache_key, board_cached
+from challenges.board_refresh import board_refreshes_wait
 from challenges.services.attempts import attempt_record
 from challenges.services.collections import collection_create, collection_set_challenges
 from core.fastlane import lane_counts
@@ -50,6 +51,7 @@ def event(workspace, creator):
     grace.save()
     record_win(challenge, grace, elapsed_ms=500)
     record_win(challenge, ada, elapsed_ms=100)
+    board_refreshes_wait()
     return {
         "workspace": workspace,
         "challenge": challenge,
@@ -258,6 +260,7 @@ def test_a_cached_board_is_kept_no_longer_than_the_coming_freeze_or_end(workspac
     challenge = make_challenge(workspace=workspace)
     workspace_event_update(workspace=workspace, freeze_at=timezone.now() + timedelta(seconds=60))
     record_win(challenge, "ada")
+    board_refreshes_wait()
     assert 0 < client.ttl(board_cache_key(challenge.id)) <= 60
 
     workspace_event_update(
@@ -266,4 +269,5 @@ def test_a_cached_board_is_kept_no_longer_than_the_coming_freeze_or_end(workspac
         ends_at=timezone.now() + timedelta(seconds=30),
     )
     record_win(challenge, "grace")
+    board_refreshes_wait()
     assert 0 < client.ttl(board_cache_key(challenge.id)) <= 30

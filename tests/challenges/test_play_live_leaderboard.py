@@ -5,6 +5,7 @@ from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 
+from challenges.board_refresh import board_refreshes_wait
 from challenges.play import attempt_play
 from challenges.services.challenges import challenge_update
 from config.asgi import application
@@ -107,6 +108,7 @@ def test_it_pushes_only_when_the_shown_rows_change(workspace):
 
     for n in range(10):  # fills the ten rows a live board shows
         win(f"p{n}", 100 + n)
+    board_refreshes_wait()  # their frames went out before the socket opens
 
     async def scenario():
         communicator = socket(challenge.id)

@@ -5,7 +5,7 @@ from html.parser import HTMLParser
 import pytest
 from django.test import Client, override_settings
 
-from challenges.markdown import render_markdown
+from core.markdown import render_markdown
 from tests.factories import make_challenge
 
 pytestmark = pytest.mark.django_db

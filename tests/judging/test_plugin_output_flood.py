@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from judging.plugins import PLUGIN_FAILURE_FEEDBACK, evaluate_with_plugin, sandbox_problem
+from judging.plugins import PLUGIN_FAILURE_FEEDBACK, evaluate_with_plugin
+from judging.sandbox import sandbox_problem
 from tests.conftest import require_service
 
 TIMEOUT = 2

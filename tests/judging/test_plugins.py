@@ -4,16 +4,16 @@ import time
 
 import pytest
 
-from judging import plugins
+from judging import sandbox
 from judging.plugins import (
     EVALUATOR_GROUP,
     PLUGIN_FAILURE_FEEDBACK,
     SCORER_GROUP,
     evaluate_with_plugin,
     plugins_available,
-    sandbox_problem,
     score_with_plugin,
 )
+from judging.sandbox import sandbox_problem
 from tests.conftest import require_service
 
 SIMPLE = {"must_contain": ["password"], "banned": ["sorry"]}
@@ -175,13 +175,13 @@ def test_it_does_not_wait_for_a_child_that_leaves_the_sandbox_session(settings):
 def test_it_gives_up_when_every_sandbox_slot_stays_busy(settings):
     settings.PLUGIN_MAX_CONCURRENT = 1
     settings.PLUGIN_TIMEOUT_SECONDS = 0.2
-    plugins._slots.cache_clear()
-    plugins._slots().acquire()
+    sandbox._slots.cache_clear()
+    sandbox._slots().acquire()
     try:
         verdict = evaluate("simple")
     finally:
-        plugins._slots().release()
-        plugins._slots.cache_clear()
+        sandbox._slots().release()
+        sandbox._slots.cache_clear()
 
     assert verdict.passed is False
     assert verdict.raw["error"] == "busy"
@@ -243,7 +243,7 @@ def test_it_refuses_to_run_a_plugin_where_the_sandbox_cannot_start(monkeypatch, 
     monkeypatch.setenv("PATH", "/nonexistent")
     sandbox_problem.cache_clear()
     try:
-        with caplog.at_level(logging.ERROR, logger="judging.plugins"):
+        with caplog.at_level(logging.ERROR, logger="judging.sandbox"):
             verdict = evaluate("simple")
     finally:
         monkeypatch.undo()

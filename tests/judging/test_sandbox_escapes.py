@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings as django_settings
 
-from judging.plugins import evaluate_with_plugin, sandbox_problem
+from judging.plugins import evaluate_with_plugin
+from judging.sandbox import sandbox_problem
 from tests.conftest import require_service
 
 POSTGRES_SOCKET = "/var/run/postgresql/.s.PGSQL.5432"
