@@ -167,7 +167,20 @@ class AgentPlay(PlayMode):
     # A run calls the model and the tools here; the lane records only replies made elsewhere.
     lane_records = False
     play_template = "challenges/_play_agent.html"
-    admin_fields: ClassVar[tuple[str, ...]] = ("agent",)
+    # The scenario has its own sections (challenges/admin_agent.py), not fields here.
+    admin_fields: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def admin_sections(cls, classes: tuple[str, ...]) -> list[tuple[str, dict]]:
+        from challenges.admin_agent import agent_fieldsets
+
+        return [
+            *agent_fieldsets(classes),
+            (
+                "Agent scenario as JSON (advanced)",
+                {"classes": ("collapse", *classes[-1:]), "fields": ("agent",)},
+            ),
+        ]
 
     async def attempt_async(self, *, challenge, account, prompt, ip, source, codename=""):
         raise self.refused(NOT_ONE_PROMPT)
