@@ -46,7 +46,11 @@ NOT_ON_THE_BRIDGE = (
 
 
 def _slot_errors(challenge: Challenge, slots: object) -> dict[str, list[str]]:
-    scenario = challenge.agent
+    return slot_errors(challenge.agent, slots)
+
+
+def slot_errors(scenario: dict, slots: object) -> dict[str, list[str]]:
+    """What is wrong with a player's slot texts for `scenario` (red/blue's Red too)."""
     names = [slot["name"] for slot in scenario["slots"]]
     if not isinstance(slots, dict):
         return {"slots": ["An object of slot name to text: " + ", ".join(names) + "."]}

@@ -35,6 +35,11 @@ from redblue.teams.services import pairing_complete, pairing_fail, submission_cr
 logger = logging.getLogger(__name__)
 
 ENDPOINT = "team-challenge"
+AGENT_NOT_ON_THE_BRIDGE = (
+    "This red/blue challenge is an agent scenario: Red writes the slots' texts and Blue the "
+    "agent's defence on this site (POST /web/api/red-blue-challenges/{id}/submit), not "
+    "through a Dify node."
+)
 
 
 class TeamChallengeInputSerializer(serializers.Serializer):
@@ -212,6 +217,9 @@ class TeamChallengeApi(BridgeApi):
         challenge = _challenge_of(key, data["red_blue_challenge_id"])
         if not challenge.is_active:
             raise ApplicationError("This challenge is closed.", code="challenge_closed", status=409)
+        if challenge.agent is not None:
+            # Red writes slots and Blue layers of defence here; a node's one prompt is neither.
+            raise ApplicationError(AGENT_NOT_ON_THE_BRIDGE, code="wrong_mode", status=409)
         end_user = end_user_for_external_id(workspace=key.workspace, external_id=data["user"])
         team = data["team_choice"]
         if TeamSubmission.objects.filter(
