@@ -54,7 +54,7 @@ from challenges.models import (
     Secret,
     Wave,
 )
-from challenges.modes import play_mode_settings
+from challenges.modes import play_mode_sections, play_mode_settings
 from challenges.selectors.challenge_stats import challenges_with_play_stats
 from challenges.selectors.targets import target_solve_rates
 from challenges.services.bounties import bounty_create, bounty_delete, bounty_update
@@ -262,7 +262,7 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
         return _user_label(obj.updated_by)
 
     class Media:
-        js = ("js/challenge_admin_form.js",)
+        js = ("js/challenge_admin_form.js", "js/agent_editor.js")
         css = {"all": ("css/admin_extra.css",)}
 
     def get_fieldsets(self, request: HttpRequest, obj=None):
@@ -276,6 +276,7 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                 ("target", Challenge.Target.OFFLINE),
                 ("evaluator_type", Challenge.EvaluatorType.RULES),
                 ("scoring_strategy", Challenge.Strategy.FIRST),
+                ("mode", Challenge.Mode.SINGLE),
             )
         }
 
@@ -344,6 +345,7 @@ class ChallengeAdmin(WorkspaceScopedAdmin):
                     "fields": ("mode", *play_mode_settings()),
                 },
             ),
+            *play_mode_sections(lambda mode: when("mode", mode)),
             (
                 "Several targets",
                 {

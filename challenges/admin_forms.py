@@ -9,6 +9,14 @@ from django.core.validators import RegexValidator
 from django.db.models import QuerySet
 from django.forms.models import BaseInlineFormSet
 
+from challenges.admin_agent import (
+    AgentRows,
+    agent_fits_rows,
+    agent_form_fields,
+    agent_initial,
+    is_agent_layer,
+    placeholder_help,
+)
 from challenges.models import Bounty, BridgeKey, Challenge, ChallengeCollection, Secret, Wave
 from challenges.services.bounties import bounty_check
 from challenges.services.challenges import BUDGET_FIELDS, CHALLENGE_FIELDS
@@ -88,8 +96,9 @@ _JSON_WIDGET = forms.Textarea(attrs={"rows": 3, "class": "vLargeTextField json-f
 
 # Help for every Dify and JSON term a creator meets on the form.
 CHALLENGE_HELP = {
-    "agent": "Agent challenges only: the scenario as JSON {system_prompt, task, tools, slots, "
-    "win, benign_tasks, max_steps, token_budget} (docs/agents.md has an example).",
+    "agent": "The whole scenario as JSON {system_prompt, task, tools, slots, win, "
+    "benign_tasks, max_steps, token_budget} (docs/agents.md). Edit it here only for what the "
+    "rows above cannot say: when you change this box, it replaces what the rows say.",
     "app_id": "The id of the Dify app that plays this challenge (Dify → Studio → the app → "
     "its URL, /app/<id>/…). The Dify bridge accepts calls for this challenge only with it.",
     "workflow_id": "The id of the Dify workflow inside that app, if you run one; left "
@@ -171,6 +180,10 @@ def _target_row_fields() -> dict[str, forms.Field]:
 class ChallengeAdminForm(forms.ModelForm):
     # Set by the ModelAdmin for each request: the workspaces the creator may write to.
     writable_workspaces: QuerySet | None = None
+    # Whether the scenario was built from the agent editor's rows (not the JSON box), and
+    # where its layers start in `defences`: where the checks' messages go.
+    _agent_by_rows = False
+    _agent_layers_from = 0
 
     theme = ExplainedJSONField(required=False, widget=_JSON_WIDGET)
     target_config = ExplainedJSONField(required=False, widget=_JSON_WIDGET, label="Target settings")
@@ -341,6 +354,7 @@ class ChallengeAdminForm(forms.ModelForm):
         if "target_assignment" in self.fields:
             self.fields["target_assignment"].required = False
         self._show_panel(self.instance.judge_panel or {})
+        self._show_agent(self.instance.agent or {}, self.instance.defences or [])
 
     def _show_targets(self, targets: list) -> None:
         for row, entry in enumerate(targets[:TARGET_ROWS], start=1):
@@ -469,9 +483,61 @@ class ChallengeAdminForm(forms.ModelForm):
                 if config:
                     layer["judge_config"] = config
             layers += [layer, *same_kind[1:]]
-        # Layers the editor has no section for (an agent's tool guard, spotlight …, set in
-        # the console API or an event file) stay as they were, after the text layers.
-        return layers + [item for item in stored if item.get("type") not in DEFENCE_EDITOR]
+        # The agent layers come from the agent editor's rows (challenges/admin_agent.py);
+        # a layer of a kind no editor knows stays as it was.
+        self._agent_layers_from = len(layers)
+        return (
+            layers
+            + (
+                self._agent_rows.layers()
+                if self._agent_editor_posted()
+                else [item for item in stored if is_agent_layer(item)]
+            )
+            + [
+                item
+                for item in stored
+                if item.get("type") not in DEFENCE_EDITOR and not is_agent_layer(item)
+            ]
+        )
+
+    def _show_agent(self, agent: dict, defences: list) -> None:
+        if "agent_task" not in self.fields:
+            return
+        for name, value in agent_initial(agent, defences).items():
+            if name in self.fields and value is not None:
+                self.fields[name].initial = value
+        if not agent_fits_rows(agent, defences):
+            self.fields["agent_task"].help_text = (
+                "This scenario holds more than the rows show: edit it in the JSON box "
+                "(Agent scenario as JSON) so that nothing is lost."
+            )
+        for row, tool in enumerate(agent.get("tools") or [], start=1):
+            name = f"agent_tool{row}_returns"
+            if name in self.fields and isinstance(tool, dict):
+                self.fields[name].help_text = placeholder_help(agent, tool)
+
+    def _agent_editor_posted(self) -> bool:
+        """Whether the post came from a form with the agent editor: a script or an older
+        form that sends none of its fields leaves the scenario's layers as they were."""
+        return "agent_task" in self.fields and any(key.startswith("agent_") for key in self.data)
+
+    def _agent_from_rows(self, cleaned: dict[str, Any]) -> None:
+        """The scenario: from the JSON box when the creator changed it, else from the rows."""
+        self._agent_rows = AgentRows(
+            cleaned, stored=self.instance.agent, stored_defences=self.instance.defences
+        )
+        self._agent_by_rows = False
+        if not self._agent_editor_posted() or "agent" not in cleaned:
+            return
+        if self.has_error("agent"):
+            return
+        typed = cleaned.get("agent") or {}
+        if typed != (self.instance.agent or {}):
+            return
+        cleaned["agent"] = self._agent_rows.agent()
+        self._agent_by_rows = True
+        for error in self._agent_rows.errors:
+            self.add_error(error.field, error.message)
 
     def clean_mode(self) -> str:
         return self.cleaned_data.get("mode") or self.instance.mode or Challenge.Mode.SINGLE
@@ -528,6 +594,7 @@ class ChallengeAdminForm(forms.ModelForm):
                 cleaned[name] = empty()
         cleaned["judge_config"] = self.judge_config()
         cleaned["judge_panel"] = self.judge_panel()
+        self._agent_from_rows(cleaned)
         cleaned["defences"] = self.defences()
         cleaned["targets"] = self.targets()
         workspace_id = self._workspace_id()
@@ -574,6 +641,21 @@ class ChallengeAdminForm(forms.ModelForm):
         secrets[name] = value
 
     def _add_challenge_error(self, field: str, message: str) -> None:
+        if field == "agent" and self._agent_by_rows:
+            row_field, said = self._agent_rows.field_for(message)
+            if row_field in self.fields:
+                self.add_error(row_field, said)
+                return
+        if field == "defences" and self._agent_by_rows:
+            number = re.match(r"Layer (\d+):", message)
+            row_field = (
+                self._agent_rows.layer_field(int(number.group(1)) - self._agent_layers_from)
+                if number
+                else None
+            )
+            if row_field in self.fields:
+                self.add_error(row_field, message.split(": ", 1)[1])
+                return
         if field == "defences":
             field = next(
                 (f"{kind}_on" for kind in DEFENCE_EDITOR if self.cleaned_data.get(f"{kind}_on")),
@@ -591,8 +673,9 @@ class ChallengeAdminForm(forms.ModelForm):
         self.add_error(field if field in self.fields else None, message)
 
 
-# The target rows, made in a loop, join the declared fields.
+# The target rows and the agent editor's rows, made in a loop, join the declared fields.
 ChallengeAdminForm.declared_fields.update(_target_row_fields())
+ChallengeAdminForm.declared_fields.update(agent_form_fields())
 ChallengeAdminForm.base_fields.update(ChallengeAdminForm.declared_fields)
 
 

@@ -16,7 +16,15 @@ from django.views.decorators.http import require_POST
 
 from challenges.models import Challenge
 from challenges.selectors.challenges import challenge_by_id
-from challenges.services.try_it import TryItPlan, try_it_guess, try_it_prepare, try_it_run
+from challenges.services.try_it import (
+    AgentTryPlan,
+    TryItPlan,
+    try_it_agent_prepare,
+    try_it_agent_run,
+    try_it_guess,
+    try_it_prepare,
+    try_it_run,
+)
 from core.errors import ApplicationError
 from players.admin import role_in
 
@@ -52,6 +60,26 @@ def _plan_for(request: HttpRequest, object_id: str, prompt: str) -> TryItPlan | 
         _release_connections()
 
 
+def _agent_plan_for(request: HttpRequest, object_id: str) -> AgentTryPlan | JsonResponse:
+    """An agent scenario's try: the slot texts come as `slot:<name>` fields."""
+    challenge = _challenge_for(request, object_id)
+    try:
+        if isinstance(challenge, JsonResponse):
+            return challenge
+        if challenge.mode != Challenge.Mode.AGENT:
+            raise ApplicationError("This challenge is not an agent scenario; send it a prompt.")
+        slots = {
+            key.removeprefix("slot:"): value
+            for key, value in request.POST.items()
+            if key.startswith("slot:")
+        }
+        return try_it_agent_prepare(challenge=challenge, slots=slots)
+    except ApplicationError as exc:
+        return _error(exc.message, code=exc.code, status=400, fields=exc.fields)
+    finally:
+        _release_connections()
+
+
 def _guess_for(request: HttpRequest, object_id: str, answer: str) -> JsonResponse:
     challenge = _challenge_for(request, object_id)
     if isinstance(challenge, JsonResponse):
@@ -77,6 +105,11 @@ def _release_connections() -> None:
 async def challenge_try_it(request: HttpRequest, object_id: str) -> JsonResponse:
     if "answer" in request.POST:  # guess mode's answer box: no model is called
         return await sync_to_async(_guess_for)(request, object_id, request.POST["answer"])
+    if request.POST.get("run") == "agent":  # an agent scenario: slots in, trace out
+        agent_plan = await sync_to_async(_agent_plan_for)(request, object_id)
+        if isinstance(agent_plan, JsonResponse):
+            return agent_plan
+        return JsonResponse(await try_it_agent_run(plan=agent_plan))
     prompt = request.POST.get("prompt", "")
     plan = await sync_to_async(_plan_for)(request, object_id, prompt)
     if isinstance(plan, JsonResponse):

@@ -20,8 +20,8 @@ from challenges.services.budgets import Meter, budget_hold, budget_release
 from challenges.services.defences import (
     DefenceFired,
     input_defence_fired,
-    output_defence_fired,
-    output_defence_fired_async,
+    output_defences_check,
+    output_defences_check_async,
 )
 from challenges.services.evaluation import (
     attempt_custom_score,
@@ -323,16 +323,15 @@ def attempt_play(
         )
     except TargetError as exc:
         raise target_failed(challenge=challenge, error=exc) from None
-    defence = output_defence_fired(
-        defences=challenge.defences, reply=reply.text, secret=plan.secret
-    )
+    check = output_defences_check(defences=challenge.defences, reply=reply.text, secret=plan.secret)
+    defence = check.fired
     if defence or challenge.answer_mode == Challenge.AnswerMode.GUESS:
         reply, verdict = refused_reply(defence, reply=reply)
         return play_record(
             plan=plan,
             prompt=prompt,
             reply=reply,
-            verdict=verdict,
+            verdict=dataclasses.replace(verdict, check_usage=check.usage),
             custom_score=None,
             source=source,
             defence=defence,
@@ -340,6 +339,8 @@ def attempt_play(
     verdict = challenge_evaluate(
         challenge=challenge, end_user=plan.end_user, output=reply.text, prompt=prompt
     )
+    # The reviewer's (llm_check) judge calls are the attempt's too.
+    verdict = dataclasses.replace(verdict, check_usage=verdict.check_usage + check.usage)
     custom_score = attempt_custom_score(
         challenge=challenge,
         verdict=verdict,
@@ -486,16 +487,19 @@ async def reply_judge(
     `judged` (output, prompt), when given, is what the evaluator sees instead of the reply
     and the prompt: a conversation judged over its whole transcript (SPEC §9)."""
     challenge = plan.challenge
-    defence = await output_defence_fired_async(
+    check = await output_defences_check_async(
         defences=challenge.defences, reply=reply.text, secret=plan.secret
     )
+    defence = check.fired
     if defence or challenge.answer_mode == Challenge.AnswerMode.GUESS:
         refused, verdict = refused_reply(defence, reply=reply)
-        return refused, verdict, defence, None
+        return refused, dataclasses.replace(verdict, check_usage=check.usage), defence, None
     output, judged_prompt = judged or (reply.text, prompt)
     verdict = await challenge_evaluate_async(
         challenge=challenge, secret=plan.secret, output=output, prompt=judged_prompt
     )
+    # The reviewer's (llm_check) judge calls are the attempt's too.
+    verdict = dataclasses.replace(verdict, check_usage=verdict.check_usage + check.usage)
     custom_score = await attempt_custom_score_async(
         challenge=challenge,
         verdict=verdict,

@@ -33,3 +33,8 @@ class Verdict:
     # The tokens of every judge call behind this verdict; one per entry of `judges` (in
     # their order) once a judge of judging/judges.py made it.
     usage: tuple[TokenUse, ...] = ()
+    # The tokens of the defence layers' judge calls behind this attempt (`llm_check` on a
+    # reply, `llm_tool_check` on an agent's tool calls): counted in the attempt's judge
+    # totals and its spend, never listed among its `judges` (they judge the defence, not
+    # the attempt).
+    check_usage: tuple[TokenUse, ...] = ()

@@ -273,6 +273,10 @@ class RedBlueChallenge(models.Model):
     )
     # While it runs, an attacker never reads a defence (SPEC §4); once it has ended, the
     # creator may publish every attack, defence and reply.
+    # An agent scenario (SPEC §9, the shape `challenges.agents.schema` checks): Blue writes
+    # the agent's system prompt and defences, Red the slots' texts, and a pairing is won by
+    # the scenario's win rule (docs/redblue.md, "Agent scenarios"). Null: a text challenge.
+    agent = models.JSONField(null=True, blank=True)
     transcripts_published = models.BooleanField(
         default=False,
         help_text="Only once the challenge is closed: anyone may read every pairing's "
@@ -376,6 +380,13 @@ class TeamSubmission(models.Model):
     # {checked, passed, failures: [{attack_submission_id, categories, judge_rating,
     # response}]}; null when the set was empty (or for an attack).
     regression_report = models.JSONField(null=True, blank=True)
+    # Agent scenarios: Blue's defence layers (`prompt` holds its system prompt) and Red's
+    # slot texts (`prompt` holds them rendered as text, for banned terms and token counts).
+    defences = models.JSONField(default=list, blank=True)
+    slots = models.JSONField(null=True, blank=True)
+    # A defence's run of the scenario's benign tasks, once per defence: {passed, total,
+    # tasks: [{task, passed}]}; its ratio scales Blue's points (docs/redblue.md).
+    benign_report = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
@@ -439,6 +450,8 @@ class TeamPairing(models.Model):
     blue_points = models.DecimalField(max_digits=10, decimal_places=2, default=0)
     tokens_total = models.IntegerField(null=True, blank=True)
     elapsed_ms = models.IntegerField(null=True, blank=True)
+    # An agent scenario's run: {steps, final_answer, stop_reason, why} (null otherwise).
+    trace = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     completed_at = models.DateTimeField(null=True, blank=True)
 

@@ -1,8 +1,14 @@
 from drf_spectacular.utils import OpenApiParameter, extend_schema_field
 from rest_framework import serializers
 
-from challenges.models import Challenge, ChallengeAttempt, Secret
+from challenges.models import Challenge, ChallengeAttempt, Secret, Wave
 from challenges.review_subjects import pairing_reviews
+from challenges.selectors.bounties import (
+    BountyStanding,
+    challenge_bounties,
+    challenge_waves,
+    challenges_bounties,
+)
 from challenges.services.challenges import CHALLENGE_FIELDS
 from challenges.targets import (
     MAX_TARGETS,
@@ -249,6 +255,48 @@ class PublicAgentSerializer(serializers.Serializer):
     max_steps = serializers.IntegerField()
 
 
+class PublicBountySerializer(serializers.Serializer):
+    """A bounty as the challenge page shows it (docs/bounties.md)."""
+
+    kind = serializers.CharField(source="bounty.kind", help_text="first_break|fastest_n|per_break")
+    label = serializers.CharField(help_text="What the page reads, e.g. “First break: 50 USD”")
+    amount = MoneyField(source="bounty.amount", help_text="Paid to each winner")
+    currency = serializers.CharField(source="bounty.currency")
+    cap = MoneyField(
+        source="bounty.cap", help_text="per_break: the most paid in total; fastest_n: N"
+    )
+    codename = serializers.CharField(
+        source="bounty.codename", help_text="Only breaks of this target earn it; empty: any"
+    )
+    claimed = serializers.SerializerMethodField(help_text="No place is left to win")
+    places_left = serializers.IntegerField(
+        allow_null=True, help_text="Winners it may still pay; null: no limit"
+    )
+
+    def get_claimed(self, standing: BountyStanding) -> bool:
+        return standing.places_left == 0
+
+
+class PublicWaveSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    opens_at = serializers.DateTimeField()
+    closes_at = serializers.DateTimeField()
+    state = serializers.ChoiceField(
+        source="phase",
+        choices=Wave.State.values,
+        help_text="Where its window stands now (play follows it to the second)",
+    )
+
+
+class PublicChallengeListSerializer(serializers.ListSerializer):
+    """Many challenges: their bounties read once for all of them."""
+
+    def to_representation(self, data):
+        challenges = list(data.all() if hasattr(data, "all") else data)
+        self.child.bounties_of = challenges_bounties(challenges=challenges)
+        return super().to_representation(challenges)
+
+
 class PublicChallengeSerializer(serializers.ModelSerializer):
     is_open = serializers.SerializerMethodField()
     agent = serializers.SerializerMethodField(
@@ -262,9 +310,16 @@ class PublicChallengeSerializer(serializers.ModelSerializer):
         help_text="Once the creator reveals them: which model each codename stands for; "
         "null until then."
     )
+    bounties = serializers.SerializerMethodField(
+        help_text="What breaking it pays, as its page shows (SPEC §10 Bounties)."
+    )
+    waves = serializers.SerializerMethodField(
+        help_text="The waves it plays in, in schedule order (empty: no wave)."
+    )
 
     class Meta:
         model = Challenge
+        list_serializer_class = PublicChallengeListSerializer
         fields = (
             "id",
             "slug",
@@ -289,11 +344,28 @@ class PublicChallengeSerializer(serializers.ModelSerializer):
             "codenames",
             "target_assignment",
             "targets",
+            "bounties",
+            "waves",
             "created_at",
         )
 
     def get_is_open(self, challenge: Challenge) -> bool:
         return challenge.is_open()
+
+    @extend_schema_field(PublicBountySerializer(many=True))
+    def get_bounties(self, challenge: Challenge) -> list[dict]:
+        # The page's own selector; a list gave every challenge's bounties at once.
+        bounties_of = getattr(self, "bounties_of", None)
+        standings = (
+            bounties_of.get(challenge.id, [])
+            if bounties_of is not None
+            else challenge_bounties(challenge=challenge)
+        )
+        return PublicBountySerializer(standings, many=True).data
+
+    @extend_schema_field(PublicWaveSerializer(many=True))
+    def get_waves(self, challenge: Challenge) -> list[dict]:
+        return PublicWaveSerializer(challenge_waves(challenge=challenge), many=True).data
 
     @extend_schema_field(PublicAgentSerializer(allow_null=True))
     def get_agent(self, challenge: Challenge) -> dict | None:

@@ -266,6 +266,18 @@ def _refuse_chained_for(challenge: Challenge) -> None:
         )
 
 
+VERDICT_UNDER_REVIEW = "under_review"
+
+
+def under_review_answer(body: dict[str, Any], *, verdict_key: str) -> dict[str, Any]:
+    """SPEC §10: no verdict while a person decides — the verdict (`challenge_succeeded`,
+    or red/blue's `judge_passed`) is null and `verdict_status` says `under_review`. Every
+    bridge answer about a disputed verdict takes this shape."""
+    body[verdict_key] = None
+    body["verdict_status"] = VERDICT_UNDER_REVIEW
+    return body
+
+
 def answer_body(*, verdict: Verdict, output: str, secret: str | None, hidden: list[str]) -> dict:
     def clean(text: str) -> str:
         return redact_secrets(text or "", [secret, *hidden])
@@ -278,9 +290,7 @@ def answer_body(*, verdict: Verdict, output: str, secret: str | None, hidden: li
         "message": clean(message),
     }
     if verdict.under_review:
-        # SPEC §10: no verdict while a person decides.
-        body["challenge_succeeded"] = None
-        body["verdict_status"] = "under_review"
+        under_review_answer(body, verdict_key="challenge_succeeded")
     if verdict.rating is not None:
         body["judge_rating"] = verdict.rating
         body["judge_feedback"] = clean(verdict.feedback)

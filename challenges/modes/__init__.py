@@ -39,6 +39,12 @@ class PlayMode:
     # The challenge form's fields this kind uses (the admin shows them in its section).
     admin_fields: ClassVar[tuple[str, ...]] = ()
 
+    @classmethod
+    def admin_sections(cls, classes: tuple[str, ...]) -> list[tuple[str, dict]]:
+        """The challenge form's own sections for this kind, after "Kind of play" (`classes`:
+        the admin's show-when classes for this mode)."""
+        return []
+
     def refused(self, message: str) -> ApplicationError:
         return ApplicationError(message, code="wrong_mode", status=409)
 
@@ -114,3 +120,12 @@ def play_mode_settings() -> tuple[str, ...]:
     for name in PLAY_MODES:
         names += [field for field in _mode_class(name).admin_fields if field not in names]
     return tuple(names)
+
+
+def play_mode_sections(values_class) -> list[tuple[str, dict]]:
+    """Every kind's own sections of the challenge form; `values_class(mode)` gives the
+    section classes that show it for that mode."""
+    sections: list[tuple[str, dict]] = []
+    for name in PLAY_MODES:
+        sections += _mode_class(name).admin_sections(values_class(name))
+    return sections

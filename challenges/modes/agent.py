@@ -46,7 +46,11 @@ NOT_ON_THE_BRIDGE = (
 
 
 def _slot_errors(challenge: Challenge, slots: object) -> dict[str, list[str]]:
-    scenario = challenge.agent
+    return slot_errors(challenge.agent, slots)
+
+
+def slot_errors(scenario: dict, slots: object) -> dict[str, list[str]]:
+    """What is wrong with a player's slot texts for `scenario` (red/blue's Red too)."""
     names = [slot["name"] for slot in scenario["slots"]]
     if not isinstance(slots, dict):
         return {"slots": ["An object of slot name to text: " + ", ".join(names) + "."]}
@@ -139,6 +143,8 @@ async def agent_run_async(
                 }
             )
             benign_tokens += checked.tokens_total
+            # Their tool checks are the run's judge calls too.
+            outcome.check_usage.extend(checked.check_usage)
             if checked.cost is not None:
                 benign_costs.append(checked.cost)
     except BaseException:
@@ -163,7 +169,20 @@ class AgentPlay(PlayMode):
     # A run calls the model and the tools here; the lane records only replies made elsewhere.
     lane_records = False
     play_template = "challenges/_play_agent.html"
-    admin_fields: ClassVar[tuple[str, ...]] = ("agent",)
+    # The scenario has its own sections (challenges/admin_agent.py), not fields here.
+    admin_fields: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def admin_sections(cls, classes: tuple[str, ...]) -> list[tuple[str, dict]]:
+        from challenges.admin_agent import agent_fieldsets
+
+        return [
+            *agent_fieldsets(classes),
+            (
+                "Agent scenario as JSON (advanced)",
+                {"classes": ("collapse", *classes[-1:]), "fields": ("agent",)},
+            ),
+        ]
 
     async def attempt_async(self, *, challenge, account, prompt, ip, source, codename=""):
         raise self.refused(NOT_ONE_PROMPT)

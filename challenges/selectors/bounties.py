@@ -192,10 +192,23 @@ def payouts_for(*, bounties: QuerySet[Bounty]) -> list[Payout]:
 
 
 def challenge_bounties(*, challenge: Challenge) -> list[BountyStanding]:
-    """The challenge's bounties for its page, with what is still to win."""
-    return bounty_standings(
-        bounties=list(Bounty.objects.filter(challenge=challenge).select_related("challenge"))
+    """The challenge's bounties for its page (and `GET /web/api/challenges/{id}`), with what
+    is still to win."""
+    return challenges_bounties(challenges=[challenge]).get(challenge.id, [])
+
+
+def challenges_bounties(*, challenges: list[Challenge]) -> dict[Any, list[BountyStanding]]:
+    """The bounties of several challenges (a page of the web API's list), by challenge id:
+    the same reads as for one challenge, whatever their number."""
+    if not challenges:
+        return {}
+    bounties = Bounty.objects.filter(challenge__in=[c.id for c in challenges]).select_related(
+        "challenge"
     )
+    standings: dict[Any, list[BountyStanding]] = {}
+    for standing in bounty_standings(bounties=list(bounties)):
+        standings.setdefault(standing.bounty.challenge_id, []).append(standing)
+    return standings
 
 
 def challenge_waves(*, challenge: Challenge) -> list[Wave]:

@@ -52,7 +52,10 @@ def agent_run_record(
     challenge, end_user, meter = plan.challenge, plan.end_user, plan.meter
     secrets = [plan.secret]
     prompt = slots_prompt(slots)
-    verdict = Verdict(passed=outcome.won, feedback=outcome.why)
+    # The llm_tool_check layers' judge calls are the attempt's judge use (tokens, cost, spend).
+    verdict = Verdict(
+        passed=outcome.won, feedback=outcome.why, check_usage=tuple(outcome.check_usage)
+    )
     try:
         if outcome.won:
             # Made before the transaction, as attempt_record does for its own.

@@ -11,8 +11,9 @@ recorded, its real use replaces the hold in the recording's transaction; a faile
 deletes the hold; a hold left by a process that died expires.
 
 Judge calls are part of the attempt: the hold reserves the judges' expected use too
-(`judge_token_estimate`), and their real use (`usage` of each call, priced by the judge's
-`provider/model`) is settled with the target's in the same statement.
+(`judge_token_estimate`), and the defence layers' judges' (`llm_check`, `llm_tool_check`),
+and their real use (`usage` of each call, priced by the judge's `provider/model`) is
+settled with the target's in the same statement.
 """
 
 import dataclasses
@@ -27,6 +28,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from challenges.models import BudgetHold, Challenge, ModelPrice, Spend
+from challenges.services.defences import defence_checks_estimate
 from core.errors import ApplicationError
 from judging.errors import JudgeConfigError
 from judging.judges import judge_for
@@ -125,10 +127,13 @@ class JudgeUse:
 
 def judge_use_priced(*, verdict: Verdict, workspace_id) -> tuple[Verdict, JudgeUse]:
     """The verdict with each judge's `tokens` and `cost` filled in at the workspace's price
-    of its `provider/model`, and their totals. A verdict no LLM judge made used nothing."""
-    if not verdict.usage:
+    of its `provider/model`, and the totals of every judge call behind the attempt: its
+    judges' and its defence layers' (`check_usage`: `llm_check`, `llm_tool_check`). A
+    verdict no LLM judged used nothing."""
+    uses = verdict.usage + verdict.check_usage
+    if not uses:
         return verdict, JudgeUse(tokens=None, cost=None)
-    prices = prices_for(workspace_id=workspace_id, models={use.model for use in verdict.usage})
+    prices = prices_for(workspace_id=workspace_id, models={use.model for use in uses})
     costs = _uses_cost(verdict.usage, prices=prices)
     judges = verdict.judges
     if len(judges) == len(verdict.usage):
@@ -136,9 +141,11 @@ def judge_use_priced(*, verdict: Verdict, workspace_id) -> tuple[Verdict, JudgeU
             {**entry, "cost": None if cost is None else float(cost)}
             for entry, cost in zip(judges, costs, strict=True)
         )
-    priced = [cost for cost in costs if cost is not None]
+    priced = [
+        cost for cost in costs + _uses_cost(verdict.check_usage, prices=prices) if cost is not None
+    ]
     use = JudgeUse(
-        tokens=sum(use.total for use in verdict.usage),
+        tokens=sum(use.total for use in uses),
         cost=sum(priced, ZERO) if priced else None,
     )
     return dataclasses.replace(verdict, judges=judges), use
@@ -262,16 +269,20 @@ def attempt_estimate(*, input_text: str, config: TargetConfig) -> int:
 
 
 def judge_estimate(*, challenge: Challenge, config: TargetConfig) -> tuple[TokenUse, ...]:
-    """What the challenge's judges are expected to use on one attempt: each call's prompt
-    with the goal and the reply the target may give, and the judge's `max_tokens`."""
+    """What the challenge's judges, and its defence layers' judges (`llm_check`,
+    `llm_tool_check`), are expected to use on one attempt: each call's prompt with the goal
+    and the reply the target may give, and the judge's `max_tokens`."""
+    response_tokens = _reply_estimate(config)
+    checks = defence_checks_estimate(defences=challenge.defences, response_tokens=response_tokens)
     llm_judged = challenge.evaluator_type == Challenge.EvaluatorType.LLM_JUDGE
     if not llm_judged or challenge.answer_mode == Challenge.AnswerMode.GUESS:
-        return ()
+        return checks
     try:
         judge = judge_for(judge_config=challenge.judge_config, judge_panel=challenge.judge_panel)
-        return judge.token_estimate(goal=challenge.goal, response_tokens=_reply_estimate(config))
+        uses = judge.token_estimate(goal=challenge.goal, response_tokens=response_tokens)
     except JudgeConfigError:
-        return ()  # the attempt is refused with 422 once judged; nothing to reserve for
+        return checks  # the attempt is refused with 422 once judged; nothing to reserve for
+    return tuple(uses) + checks
 
 
 def budget_hold(

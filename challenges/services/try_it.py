@@ -9,7 +9,9 @@ touches no database and is awaited.
 import logging
 import time
 from dataclasses import dataclass
+from typing import Any
 
+from challenges.agents.loop import agent_loop, benign_passed, run_verdict
 from challenges.models import PROMPT_MAX_CHARS, Challenge
 from challenges.play import (
     ANSWER_MAX_CHARS,
@@ -17,10 +19,15 @@ from challenges.play import (
     guess_matches,
     target_config_for,
 )
-from challenges.services.defences import input_defence_fired, output_defence_fired_async
+from challenges.services.defences import (
+    AGENT_DEFENCE_KINDS,
+    input_defence_fired,
+    output_defence_fired_async,
+)
 from challenges.services.evaluation import challenge_evaluate_async
 from challenges.services.secrets import fill_secret, player_secret, secret_value_for
 from core.errors import ApplicationError
+from judging.agent_models import agent_complete_async
 from judging.targets import TargetConfig, TargetError, complete_async
 
 logger = logging.getLogger(__name__)
@@ -143,3 +150,119 @@ async def try_it_run(*, plan: TryItPlan, prompt: str) -> TryItResult:
         tokens_total=reply.tokens_total,
         elapsed_ms=reply.elapsed_ms,
     )
+
+
+# --- agent scenarios ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AgentTryPlan:
+    challenge: Challenge
+    system_prompt: str
+    target: TargetConfig
+    slots: dict[str, str]
+
+
+def try_it_agent_prepare(*, challenge: Challenge, slots: dict[str, str]) -> AgentTryPlan:
+    """The saved scenario with the creator's slot texts (each slot may stay empty)."""
+    scenario = challenge.agent or {}
+    names = [slot["name"] for slot in scenario.get("slots") or []]
+    for name, text in slots.items():
+        if name not in names:
+            raise ApplicationError(f"No slot '{name}' in this scenario.", fields={"slots": [name]})
+        if len(text) > PROMPT_MAX_CHARS or "\x00" in text:
+            raise ApplicationError(
+                f"A slot's text is at most {PROMPT_MAX_CHARS} characters, without NUL.",
+                fields={"slots": [name]},
+            )
+    return AgentTryPlan(
+        challenge=challenge,
+        system_prompt=fill_secret(scenario.get("system_prompt") or "", _try_it_secret(challenge)),
+        target=target_config_for(challenge=challenge),
+        slots={name: slots.get(name, "") for name in names},
+    )
+
+
+async def _agent_try_loop(plan: AgentTryPlan, *, task: str, slots: dict, defences: list):
+    async def ask(messages, tools):
+        return await agent_complete_async(
+            messages=messages, tools=tools, user=TRY_IT_USER, config=plan.target
+        )
+
+    return await agent_loop(
+        scenario=plan.challenge.agent,
+        system_prompt=plan.system_prompt,
+        task=task,
+        slots=slots,
+        defences=defences,
+        ask=ask,
+    )
+
+
+def _step(step) -> dict[str, Any]:
+    return {
+        "kind": step.kind,
+        "content": step.content,
+        "tool": step.tool,
+        "args": step.args,
+        "refused_by": step.refused_by,
+    }
+
+
+async def _benign_check(plan: AgentTryPlan, item: dict, empty: dict) -> dict[str, Any]:
+    """A benign task with the defences on; when it fails, whether it passes without the
+    agent layers, and which of them alone breaks it."""
+    defences = list(plan.challenge.defences or [])
+    outcome = await _agent_try_loop(plan, task=item["task"], slots=empty, defences=defences)
+    passed = benign_passed(expect=item["expect"], outcome=outcome)
+    result: dict[str, Any] = {"task": item["task"], "passed": passed, "broken_by": []}
+    agent_layers = [layer for layer in defences if layer.get("type") in AGENT_DEFENCE_KINDS]
+    if passed or not agent_layers:
+        return result
+    others = [layer for layer in defences if layer not in agent_layers]
+    bare = await _agent_try_loop(plan, task=item["task"], slots=empty, defences=others)
+    if not benign_passed(expect=item["expect"], outcome=bare):
+        return result
+    for layer in agent_layers:
+        alone = await _agent_try_loop(
+            plan, task=item["task"], slots=empty, defences=[*others, layer]
+        )
+        if not benign_passed(expect=item["expect"], outcome=alone):
+            result["broken_by"].append(layer["type"])
+    # Only together do they break it: name them all.
+    result["broken_by"] = result["broken_by"] or [layer["type"] for layer in agent_layers]
+    return result
+
+
+async def try_it_agent_run(*, plan: AgentTryPlan) -> dict[str, Any]:
+    """One run of the scenario and its benign tasks, as a player's would go; nothing
+    recorded, nothing masked. A target that fails is named, for the creator to fix."""
+    scenario = plan.challenge.agent
+    started = time.monotonic()
+    try:
+        outcome = await _agent_try_loop(
+            plan, task=scenario["task"], slots=plan.slots, defences=plan.challenge.defences or []
+        )
+        won, why = run_verdict(scenario=scenario, outcome=outcome)
+        empty = {name: "" for name in plan.slots}
+        benign = [
+            await _benign_check(plan, item, empty) for item in scenario.get("benign_tasks") or []
+        ]
+    except TargetError as exc:
+        return {
+            "error": f"The target model did not answer: {exc}",
+            "elapsed_ms": round((time.monotonic() - started) * 1000),
+            "recorded": False,
+        }
+    return {
+        "won": won,
+        "why": why,
+        "steps": [_step(step) for step in outcome.steps],
+        "final_answer": outcome.final_answer,
+        "stop_reason": outcome.stop_reason,
+        "tokens_total": outcome.tokens_total,
+        "elapsed_ms": round((time.monotonic() - started) * 1000),
+        "benign": benign,
+        "error": "",
+        "recorded": False,
+    }

@@ -81,6 +81,11 @@ class ImportedKindsSerializer(serializers.Serializer):
     challenges = serializers.ListField(child=serializers.CharField(), help_text="Slugs.")
     collections = serializers.ListField(child=serializers.CharField(), help_text="Slugs.")
     red_blue_challenges = serializers.ListField(child=serializers.CharField(), help_text="Names.")
+    waves = serializers.ListField(child=serializers.CharField(), help_text="Names.")
+    bounties = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="“slug kind” or “slug kind (codename)”.",
+    )
 
 
 class EventImportOutputSerializer(serializers.Serializer):
@@ -100,8 +105,9 @@ class EventExportApi(APIView):
         operation_id="console_export",
         parameters=[WORKSPACE_PARAMETER],
         responses={(200, YAML_MEDIA_TYPE): OpenApiTypes.STR},
-        description="The workspace's challenges, collections, red/blue challenges, defences "
-        "and themes as an event file (YAML; secrets by name only). Owners and editors.",
+        description="The workspace's challenges, collections, red/blue challenges, waves, "
+        "bounties, defences and themes as an event file (YAML; secrets by name only). "
+        "Owners and editors.",
     )
     def get(self, request):
         workspace = workspace_for_porting(

@@ -6,12 +6,14 @@ from decimal import Decimal
 from typing import Any
 
 from challenges.models import (
+    Bounty,
     Challenge,
     ChallengeCollection,
     ChallengePrerequisite,
     CollectionItem,
     Hint,
     Secret,
+    Wave,
 )
 from challenges.services.challenges import CHALLENGE_FIELDS
 from challenges.services.collections import COLLECTION_FIELDS
@@ -25,6 +27,7 @@ from redblue.porting.schema import (
     COLLECTION_KEY,
     FORMAT_VERSION,
     RED_BLUE_KEY,
+    WAVE_KEY,
 )
 from redblue.teams.services import RED_BLUE_FIELDS
 
@@ -98,17 +101,7 @@ def event_data(*, workspace: Workspace) -> dict[str, Any]:
     red_blue_rows = sorted(
         RedBlueChallenge.objects.filter(workspace=workspace), key=lambda row: row.name
     )
-    names = [row.name for row in red_blue_rows]
-    repeated = sorted({name for name in names if names.count(name) > 1})
-    if repeated:
-        # A file names a red/blue challenge by its name; two alike could not be told apart.
-        raise ApplicationError(
-            "Two red/blue challenges of this workspace share a name: "
-            + ", ".join(repeated)
-            + ". Rename one (a file refers to them by name), then export again.",
-            code="conflict",
-            status=409,
-        )
+    _refuse_repeated_names("red/blue challenges", [row.name for row in red_blue_rows])
     red_blue_fields = _ordered_fields(RED_BLUE_FIELDS, RED_BLUE_KEY)
     red_blue = [_entry(row, red_blue_fields) for row in red_blue_rows]
 
@@ -119,7 +112,70 @@ def event_data(*, workspace: Workspace) -> dict[str, Any]:
         "challenges": challenges,
         "collections": collections,
         "red_blue_challenges": red_blue,
+        "waves": _waves(workspace),
+        "bounties": _bounties(workspace),
     }
+
+
+def _refuse_repeated_names(kind: str, names: list[str]) -> None:
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        # A file names these by their name; two alike could not be told apart.
+        raise ApplicationError(
+            f"Two {kind} of this workspace share a name: "
+            + ", ".join(repeated)
+            + ". Rename one (a file refers to them by name), then export again.",
+            code="conflict",
+            status=409,
+        )
+
+
+def _waves(workspace: Workspace) -> list[dict[str, Any]]:
+    """Each wave with its challenges by slug; its `state` is ours (what beat announced)."""
+    members: dict[Any, list[str]] = {}
+    for wave_id, slug in Wave.challenges.through.objects.filter(
+        wave__workspace=workspace
+    ).values_list("wave_id", "challenge__slug"):
+        members.setdefault(wave_id, []).append(slug)
+    rows = sorted(Wave.objects.filter(workspace=workspace), key=lambda row: row.name)
+    _refuse_repeated_names("waves", [row.name for row in rows])
+    return [
+        {
+            WAVE_KEY: row.name,
+            "challenges": sorted(members.get(row.id, [])),
+            "opens_at": _plain(row.opens_at),
+            "closes_at": _plain(row.closes_at),
+        }
+        for row in rows
+    ]
+
+
+def _bounties(workspace: Workspace) -> list[dict[str, Any]]:
+    """Each bounty by its challenge's slug and codename; who earned it stays here."""
+    entries = [
+        {
+            "challenge": slug,
+            "codename": codename,
+            "kind": kind,
+            "amount": _plain(amount),
+            "currency": currency,
+            "cap": _plain(cap),
+        }
+        for slug, codename, kind, amount, currency, cap in Bounty.objects.filter(
+            challenge__workspace=workspace
+        ).values_list("challenge__slug", "codename", "kind", "amount", "currency", "cap")
+    ]
+    return sorted(
+        entries,
+        key=lambda e: (
+            e["challenge"],
+            e["codename"],
+            e["kind"],
+            e["amount"],
+            e["currency"],
+            e["cap"] if e["cap"] is not None else -1,
+        ),
+    )
 
 
 def event_export(*, workspace: Workspace) -> str:

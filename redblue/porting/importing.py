@@ -24,10 +24,12 @@ from django.db import IntegrityError, transaction
 from jsonschema import Draft202012Validator
 from rest_framework import serializers
 
+from challenges.api.bounties import BountyInputSerializer, WaveInputSerializer
 from challenges.api.collections import CollectionInputSerializer
 from challenges.api.hints import HintInputSerializer
 from challenges.api.serializers import ChallengeInputSerializer
-from challenges.models import Challenge, ChallengeCollection, Hint, Secret
+from challenges.models import Bounty, Challenge, ChallengeCollection, Hint, Secret, Wave
+from challenges.services.bounties import bounty_create, bounty_update
 from challenges.services.challenges import CHALLENGE_FIELDS, challenge_create, challenge_update
 from challenges.services.collections import (
     COLLECTION_FIELDS,
@@ -39,6 +41,7 @@ from challenges.services.hints import hint_create, hint_delete, hint_update
 from challenges.services.prerequisites import FIELD as PREREQUISITE_FIELD
 from challenges.services.prerequisites import challenge_set_prerequisites
 from challenges.services.secrets import secret_create, secret_update
+from challenges.services.waves import wave_create, wave_update
 from core.errors import ApplicationError
 from players.models import Workspace
 from redblue.models import RedBlueChallenge
@@ -50,7 +53,14 @@ from redblue.porting.document import (
     event_parse,
     key_line,
 )
-from redblue.porting.schema import CHALLENGE_KEY, COLLECTION_KEY, RED_BLUE_KEY, event_schema
+from redblue.porting.schema import (
+    CHALLENGE_KEY,
+    COLLECTION_KEY,
+    CURRENCY_PATTERN,
+    RED_BLUE_KEY,
+    WAVE_KEY,
+    event_schema,
+)
 from redblue.teams.serializers import RedBlueChallengeInputSerializer
 from redblue.teams.services import (
     RED_BLUE_FIELDS,
@@ -58,11 +68,13 @@ from redblue.teams.services import (
     red_blue_challenge_update,
 )
 
-CHALLENGES, COLLECTIONS, RED_BLUE, SECRETS = (
+CHALLENGES, COLLECTIONS, RED_BLUE, SECRETS, WAVES, BOUNTIES = (
     "challenges",
     "collections",
     "red_blue_challenges",
     "secrets",
+    "waves",
+    "bounties",
 )
 GENERATED_SECRET_BYTES = 18
 # "Layer 2: …" / "Category 3: …": the services number list items from 1.
@@ -80,7 +92,7 @@ class ImportSummary:
         (self.created if created else self.updated).setdefault(kind, []).append(key)
 
     def as_dict(self) -> dict[str, Any]:
-        kinds = (SECRETS, CHALLENGES, COLLECTIONS, RED_BLUE)
+        kinds = (SECRETS, CHALLENGES, COLLECTIONS, RED_BLUE, WAVES, BOUNTIES)
         return {
             "created": {kind: self.created.get(kind, []) for kind in kinds},
             "updated": {kind: self.updated.get(kind, []) for kind in kinds},
@@ -102,7 +114,11 @@ def _schema_message(error: Any) -> str:
         "maxItems": lambda: f"At most {expected} items.",
         "minimum": lambda: f"At least {expected}.",
         "maximum": lambda: f"At most {expected}.",
-        "pattern": lambda: "Use letters, digits, '-' and '_' only.",
+        "pattern": lambda: (
+            "An ISO 4217 code such as USD."
+            if expected == CURRENCY_PATTERN
+            else "Use letters, digits, '-' and '_' only."
+        ),
         "uniqueItems": lambda: "Each item may appear once.",
     }
     if error.validator in messages:
@@ -155,6 +171,7 @@ def _repeated_key_problems(document: EventDocument) -> list[Problem]:
         (CHALLENGES, CHALLENGE_KEY),
         (COLLECTIONS, COLLECTION_KEY),
         (RED_BLUE, RED_BLUE_KEY),
+        (WAVES, WAVE_KEY),
     ):
         seen: set[str] = set()
         for index, entry in enumerate(document.data.get(kind) or []):
@@ -164,7 +181,22 @@ def _repeated_key_problems(document: EventDocument) -> list[Problem]:
                     document.problem((kind, index, key), f"Another entry above has this {key}.")
                 )
             seen.add(value)
+    seen_bounties: set[tuple] = set()
+    for index, entry in enumerate(document.data.get(BOUNTIES) or []):
+        value = _bounty_key(entry)
+        if value in seen_bounties:
+            problems.append(
+                document.problem(
+                    (BOUNTIES, index),
+                    "Another bounty above has this challenge, codename and kind.",
+                )
+            )
+        seen_bounties.add(value)
     return problems
+
+
+def _bounty_key(entry: Mapping[str, Any]) -> tuple:
+    return (entry.get("challenge"), (entry.get("codename") or "").strip(), entry.get("kind"))
 
 
 def event_check(document: EventDocument) -> None:
@@ -468,6 +500,100 @@ def _import_red_blue(run: _Run) -> None:
             run.summary.note(RED_BLUE, name, created=existing is None)
 
 
+def _challenge_ids_by_slug(run: _Run) -> dict[str, Any]:
+    return dict(Challenge.objects.filter(workspace=run.workspace).values_list("slug", "id"))
+
+
+def _unknown_challenge(run: _Run, path: Path, slug: str) -> None:
+    # A challenge entry the file refused already says why; its slug is not repeated here.
+    in_file = {entry[CHALLENGE_KEY] for entry in run.document.data.get(CHALLENGES) or []}
+    if slug not in in_file:
+        run.refuse(path, f"No challenge with the slug '{slug}' in this file or this workspace.")
+
+
+def _import_waves(run: _Run) -> None:
+    """Waves by name: one the workspace has is moved, renamed or given the file's
+    challenges (moved to new times, it is announced again); others are created."""
+    current: dict[str, Wave] = {}
+    for wave in Wave.objects.filter(workspace=run.workspace).order_by("created_at", "id"):
+        current.setdefault(wave.name, wave)
+    ids = _challenge_ids_by_slug(run)
+    for index, entry in enumerate(run.document.data.get(WAVES) or []):
+        path, name = (WAVES, index), entry[WAVE_KEY]
+        slugs = list(entry.get("challenges") or [])
+        unresolved = [place for place, slug in enumerate(slugs) if slug not in ids]
+        for place in unresolved:
+            _unknown_challenge(run, (*path, "challenges", place), slugs[place])
+        # The console's serializer reads ids; the file's slugs were resolved above.
+        given = run.validated(WaveInputSerializer, {**entry, "challenges": []}, path)
+        if given is None or unresolved:
+            continue
+        challenge_ids = [str(ids[slug]) for slug in slugs]
+        existing = current.get(name)
+        if existing is None:
+            write = partial(
+                wave_create,
+                workspace=run.workspace,
+                name=given["name"],
+                challenge_ids=challenge_ids,
+                opens_at=given["opens_at"],
+                closes_at=given["closes_at"],
+            )
+        else:
+            write = partial(
+                wave_update,
+                wave=existing,
+                name=given["name"],
+                challenge_ids=challenge_ids,
+                opens_at=given["opens_at"],
+                closes_at=given["closes_at"],
+            )
+        if run.saved(path, write):
+            run.summary.note(WAVES, name, created=existing is None)
+
+
+def _bounty_label(slug: str, codename: str, kind: str) -> str:
+    return f"{slug} {kind}" + (f" ({codename})" if codename else "")
+
+
+def _import_bounties(run: _Run) -> None:
+    """Bounties by challenge slug, codename and kind: the workspace's bounty with the same
+    three gets the file's amount, currency and cap; others are created. Bounties the file
+    does not name are left as they are (what was offered may have been won)."""
+    challenges = {c.slug: c for c in Challenge.objects.filter(workspace=run.workspace)}
+    current: dict[tuple, Bounty] = {}
+    for bounty in (
+        Bounty.objects.filter(challenge__workspace=run.workspace)
+        .select_related("challenge")
+        .order_by("created_at", "id")
+    ):
+        current.setdefault((bounty.challenge.slug, bounty.codename, bounty.kind), bounty)
+    for index, entry in enumerate(run.document.data.get(BOUNTIES) or []):
+        path, slug = (BOUNTIES, index), entry.get("challenge")
+        given = run.validated(BountyInputSerializer, entry, path)
+        if given is None:
+            continue
+        challenge = challenges.get(slug)
+        if challenge is None:
+            _unknown_challenge(run, (*path, "challenge"), slug)
+            continue
+        fields = {
+            "kind": given["kind"],
+            "amount": given["amount"],
+            "codename": (given.get("codename") or "").strip(),
+            "currency": given.get("currency") or "USD",
+            "cap": given.get("cap"),
+        }
+        key = (slug, fields["codename"], fields["kind"])
+        existing = current.get(key)
+        if existing is None:
+            write = partial(bounty_create, challenge=challenge, **fields)
+        else:
+            write = partial(bounty_update, bounty=existing, **fields)
+        if run.saved(path, write):
+            run.summary.note(BOUNTIES, _bounty_label(*key), created=existing is None)
+
+
 def event_import(
     *,
     workspace: Workspace,
@@ -497,6 +623,8 @@ def event_import(
         _import_prerequisites(run, saved)
         _import_collections(run)
         _import_red_blue(run)
+        _import_waves(run)
+        _import_bounties(run)
         if run.problems:
             # Leaving the block with an error rolls back every row written above.
             raise EventFileInvalid(run.problems)

@@ -14,6 +14,7 @@ from typing import Any
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
+from challenges.api.bounties import BountyInputSerializer, WaveInputSerializer
 from challenges.api.collections import CollectionInputSerializer
 from challenges.api.hints import HintInputSerializer
 from challenges.api.serializers import BUDGET_INPUTS, ChallengeInputSerializer
@@ -29,7 +30,8 @@ SCHEMA_ID = "urn:prompt-challenges:event-file:1"
 # request names it, so the entries leave it out. Budgets stay with the site that pays.
 _NOT_IN_FILE = {"workspace", *BUDGET_INPUTS}
 # What identifies an entry, so other entries (and a later import) can refer to it.
-CHALLENGE_KEY, COLLECTION_KEY, RED_BLUE_KEY = "slug", "slug", "name"
+CHALLENGE_KEY, COLLECTION_KEY, RED_BLUE_KEY, WAVE_KEY = "slug", "slug", "name", "name"
+CURRENCY_PATTERN = BountyInputSerializer().fields["currency"].validators[-1].regex.pattern
 
 
 def _field_schema(field: serializers.Field) -> dict[str, Any]:
@@ -146,6 +148,19 @@ def event_schema_build() -> dict[str, Any]:
         },
     )
     red_blue = _entry_schema(RedBlueChallengeInputSerializer(), key=RED_BLUE_KEY)
+    wave = _entry_schema(WaveInputSerializer(), key=WAVE_KEY)
+    # Slugs, not the console's ids: checked against the workspace's challenges on import.
+    wave["properties"]["challenges"]["items"] = {"type": "string", "minLength": 1}
+    wave["properties"]["challenges"]["uniqueItems"] = True
+    wave["properties"]["challenges"]["description"] = (
+        "Slugs of challenges (in this file or already in the workspace) that open and close "
+        "with the wave."
+    )
+    bounty = _entry_schema(BountyInputSerializer(), key=None)
+    bounty["properties"]["challenge"]["description"] = (
+        "The challenge's slug (in this file or already in the workspace). A bounty is known "
+        "by its challenge, codename and kind: an import updates the one the workspace has."
+    )
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
@@ -166,12 +181,16 @@ def event_schema_build() -> dict[str, Any]:
             "challenges": {"type": "array", "items": {"$ref": "#/$defs/challenge"}},
             "collections": {"type": "array", "items": {"$ref": "#/$defs/collection"}},
             "red_blue_challenges": {"type": "array", "items": {"$ref": "#/$defs/red_blue"}},
+            "waves": {"type": "array", "items": {"$ref": "#/$defs/wave"}},
+            "bounties": {"type": "array", "items": {"$ref": "#/$defs/bounty"}},
         },
         "$defs": {
             "challenge": challenge,
             "hint": hint,
             "collection": collection,
             "red_blue": red_blue,
+            "wave": wave,
+            "bounty": bounty,
         },
     }
 

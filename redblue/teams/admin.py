@@ -11,6 +11,7 @@ from challenges.admin_forms import LinesField
 from judging.category_judge import BUILTIN_CATEGORIES, builtin_category, suite_errors
 from players.admin import WorkspaceScopedAdmin
 from redblue.models import RedBlueChallenge, TeamPairing, TeamSubmission
+from redblue.teams.agent import scenario_cleaned
 from redblue.teams.services import red_blue_challenge_errors
 
 BUILTIN_CODES = ", ".join(BUILTIN_CATEGORIES)
@@ -140,6 +141,9 @@ class RedBlueChallengeAdmin(WorkspaceScopedAdmin):
         ("Scoring", {"fields": ["scoring_strategy", "time_penalty_per_second",
                                 "token_penalty_per_1k", "scoring_plugin_id",
                                 "scoring_entrypoint", "scoring_config"]}),
+        ("Agent scenario", {"fields": ["agent"],
+                            "description": "Optional: SPEC §9's scenario JSON "
+                            "(docs/redblue.md, 'Agent scenarios')."}),
         ("Dify", {"fields": ["app_id", "workflow_id"]}),
         ("History", {"fields": ["created_at", "updated_at"]}),
     ]  # fmt: skip
@@ -148,6 +152,7 @@ class RedBlueChallengeAdmin(WorkspaceScopedAdmin):
         if not change:
             obj.created_by = request.user
         obj.updated_by = request.user
+        obj.agent = scenario_cleaned(obj.agent)
         super().save_model(request, obj, form, change)
 
 

@@ -140,8 +140,10 @@ class RedBlueSubmitApi(APIView):
             challenge=challenge,
             end_user=end_user,
             team=data.validated_data["team"],
-            prompt=data.validated_data["prompt"],
+            prompt=data.validated_data.get("prompt"),
             source=source,
+            slots=data.validated_data.get("slots"),
+            defences=data.validated_data.get("defences"),
         )
         # Read back after commit: with eager tasks (the embedded default) they are done,
         # and a defence checked against the regression set is settled.
@@ -157,6 +159,7 @@ class RedBlueSubmitApi(APIView):
                 "waiting": submission.status == TeamSubmission.Status.WAITING,
                 "fell_back": result.fell_back,
                 "regression": submission.regression_report,
+                "benign": submission.benign_report,
                 "pairings": PlayerPairingSerializer(
                     pairings, many=True, context={"end_user_id": end_user.id}
                 ).data,
@@ -190,6 +193,7 @@ class RedBlueSubmissionApi(APIView):
                 "status": submission.status,
                 "active": submission.active,
                 "regression": submission.regression_report,
+                "benign": submission.benign_report,
                 "pairings": PlayerPairingSerializer(
                     pairings_of_submission(submission=submission),
                     many=True,

@@ -23,7 +23,7 @@ from rest_framework.response import Response
 
 from challenges.bridge import payload
 from challenges.bridge.api import BridgeApi
-from challenges.bridge.services import bridge_store, bridge_stored_answer
+from challenges.bridge.services import bridge_store, bridge_stored_answer, under_review_answer
 from challenges.models import PROMPT_MAX_CHARS, BridgeKey
 from core.errors import ApplicationError, NotFoundError
 from core.threads import run_blocking, run_orm
@@ -35,6 +35,11 @@ from redblue.teams.services import pairing_complete, pairing_fail, submission_cr
 logger = logging.getLogger(__name__)
 
 ENDPOINT = "team-challenge"
+AGENT_NOT_ON_THE_BRIDGE = (
+    "This red/blue challenge is an agent scenario: Red writes the slots' texts and Blue the "
+    "agent's defence on this site (POST /web/api/red-blue-challenges/{id}/submit), not "
+    "through a Dify node."
+)
 
 
 class TeamChallengeInputSerializer(serializers.Serializer):
@@ -66,10 +71,16 @@ class TeamChallengeInputSerializer(serializers.Serializer):
 
 class TeamChallengeOutputSerializer(serializers.Serializer):
     team = serializers.CharField(help_text="red or blue")
-    judge_passed = serializers.BooleanField()
+    judge_passed = serializers.BooleanField(
+        allow_null=True, help_text="Null while a judge panel's verdict is under review."
+    )
+    verdict_status = serializers.CharField(required=False, help_text="'under_review' only.")
     judge_rating = serializers.IntegerField(allow_null=True)
     judge_feedback = serializers.CharField()
-    categories = serializers.DictField(child=serializers.BooleanField())
+    categories = serializers.DictField(
+        child=serializers.BooleanField(allow_null=True),
+        help_text="Category code → breached; null for a category under review.",
+    )
     team_points = serializers.FloatField()
     total_points = serializers.FloatField()
     status = serializers.CharField()
@@ -125,7 +136,7 @@ def _answer(
     points = 0.0
     if outcome is not None and outcome.points is not None:
         points = float(outcome.points.red if team == Team.RED else outcome.points.blue)
-    return {
+    body = {
         "team": team,
         "judge_passed": bool(outcome and outcome.verdict.breached),
         "judge_rating": outcome.verdict.rating if outcome else None,
@@ -137,6 +148,16 @@ def _answer(
         "submission_id": str(submission.id),
         "pairing_id": str(pairing.id) if pairing else None,
     }
+    if outcome is not None and outcome.verdict.under_review:
+        # As the challenge bridge answers a disputed attempt: no verdict until a person
+        # decides; the disputed categories have none either (docs/reviews.md).
+        disputed = set(outcome.verdict.disputed)
+        body["categories"] = {
+            code: None if code in disputed else breached
+            for code, breached in body["categories"].items()
+        }
+        under_review_answer(body, verdict_key="judge_passed")
+    return body
 
 
 def _remember(*, key: BridgeKey, workflow_run_id: str, body: dict) -> tuple[dict, bool]:
@@ -196,6 +217,9 @@ class TeamChallengeApi(BridgeApi):
         challenge = _challenge_of(key, data["red_blue_challenge_id"])
         if not challenge.is_active:
             raise ApplicationError("This challenge is closed.", code="challenge_closed", status=409)
+        if challenge.agent is not None:
+            # Red writes slots and Blue layers of defence here; a node's one prompt is neither.
+            raise ApplicationError(AGENT_NOT_ON_THE_BRIDGE, code="wrong_mode", status=409)
         end_user = end_user_for_external_id(workspace=key.workspace, external_id=data["user"])
         team = data["team_choice"]
         if TeamSubmission.objects.filter(
@@ -272,7 +296,8 @@ class TeamChallengeApi(BridgeApi):
                 team=team,
                 submission=prepared.submission,
                 pairing=prepared.pairing,
-                status="completed",
+                # "review" while a person decides, as the pairing's own status says.
+                status="review" if outcome.verdict.under_review else "completed",
                 feedback=outcome.verdict.feedback,
                 total=_side_total(challenge, team),
                 outcome=outcome,

@@ -29,7 +29,7 @@ class PairingPoints:
     details: dict[str, Any]
 
 
-def _money(value: Decimal | float) -> Decimal:
+def money(value: Decimal | float) -> Decimal:
     return max(Decimal(value), Decimal(0)).quantize(CENT, rounding=ROUND_HALF_UP)
 
 
@@ -64,13 +64,13 @@ def red_blue_ratio_points(
         "prevented": prevented,
         "failed": verdict.failed,
         "rating_bonus": bonus,
-        "red_time_penalty": float(_money(time_penalty)),
-        "red_token_penalty": float(_money(red_token_penalty)),
-        "blue_token_penalty": float(_money(blue_token_penalty)),
+        "red_time_penalty": float(money(time_penalty)),
+        "red_token_penalty": float(money(red_token_penalty)),
+        "blue_token_penalty": float(money(blue_token_penalty)),
     }
     return PairingPoints(
-        red=_money(red - time_penalty - red_token_penalty),
-        blue=_money(blue - blue_token_penalty),
+        red=money(red - time_penalty - red_token_penalty),
+        blue=money(blue - blue_token_penalty),
         details=details,
     )
 
@@ -110,8 +110,8 @@ def custom_points(
             },
         )
     return PairingPoints(
-        red=_money(scores["red"] or 0),
-        blue=_money(scores["blue"] or 0),
+        red=money(scores["red"] or 0),
+        blue=money(scores["blue"] or 0),
         details={"plugin_failed": [team for team, score in scores.items() if score is None]},
     )
 

@@ -1,10 +1,12 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from challenges.api.serializers import PublicAgentSlotSerializer, PublicAgentToolSerializer
 from challenges.models import PROMPT_MAX_CHARS
 from core.api import StrictSerializer
 from judging.category_judge import builtin_category, effective_suite
 from redblue.models import RedBlueChallenge, SelectionPolicy, Team, TeamPairing, TeamSubmission
+from redblue.teams.agent import trace_for_red
 from redblue.teams.selectors import ATTACK, DEFENSE, pairing_texts_readable
 from redblue.teams.services import RED_BLUE_FIELDS
 
@@ -95,6 +97,13 @@ class RedBlueChallengeInputSerializer(StrictSerializer):
         help_text="Once the challenge is closed: every attack, defence and reply readable by "
         "anyone at /web/api/red-blue-challenges/{id}/transcripts.",
     )
+    agent = serializers.DictField(
+        required=False,
+        allow_null=True,
+        help_text="An agent scenario (SPEC §9's shape; docs/redblue.md, 'Agent scenarios'): "
+        "Blue writes the agent's system prompt and defences, Red the slots' texts, and the "
+        "win rule judges each pairing. null: a text challenge.",
+    )
 
 
 class RedBlueChallengeOutputSerializer(serializers.ModelSerializer):
@@ -139,10 +148,31 @@ class SubmissionBriefSerializer(serializers.ModelSerializer):
     prompt = serializers.CharField(
         allow_null=True, help_text="null where the caller may not read it (a defence, to Red)"
     )
+    slots = serializers.DictField(
+        child=serializers.CharField(allow_blank=True),
+        allow_null=True,
+        help_text="An agent scenario's attack: the text of each slot (null otherwise)",
+    )
+    defences = serializers.ListField(
+        child=serializers.DictField(),
+        allow_null=True,
+        help_text="An agent scenario's defence layers; null where the caller may not read it",
+    )
 
     class Meta:
         model = TeamSubmission
-        fields = ["id", "team", "end_user", "player", "prompt", "active", "status", "created_at"]
+        fields = [
+            "id",
+            "team",
+            "end_user",
+            "player",
+            "prompt",
+            "slots",
+            "defences",
+            "active",
+            "status",
+            "created_at",
+        ]
 
     def get_player(self, submission) -> str | None:
         return submission.end_user.public_name if submission.end_user else None
@@ -156,6 +186,11 @@ class PairingSerializer(serializers.ModelSerializer):
     red_points = serializers.FloatField()
     blue_points = serializers.FloatField()
     category_results = serializers.SerializerMethodField()
+    trace = serializers.JSONField(
+        allow_null=True,
+        help_text="An agent scenario's run: {steps, final_answer, stop_reason, won, why}; "
+        "to Red, a call the defence refused reads refused_by 'defence' and no reason",
+    )
 
     class Meta:
         model = TeamPairing
@@ -173,6 +208,7 @@ class PairingSerializer(serializers.ModelSerializer):
             "blue_points",
             "tokens_total",
             "elapsed_ms",
+            "trace",
             "created_at",
             "completed_at",
         ]
@@ -191,6 +227,10 @@ class PlayerPairingSerializer(PairingSerializer):
         for side in (ATTACK, DEFENSE):
             if data.get(side) and side not in readable:
                 data[side]["prompt"] = None
+                data[side]["slots"] = None
+                data[side]["defences"] = None
+        if DEFENSE not in readable:
+            data["trace"] = trace_for_red(data.get("trace"))
         return data
 
 
@@ -207,7 +247,38 @@ class JoinOutputSerializer(serializers.Serializer):
 
 class SubmitInputSerializer(StrictSerializer):
     team = serializers.ChoiceField(Team.choices)
-    prompt = serializers.CharField(max_length=PROMPT_MAX_CHARS, trim_whitespace=False)
+    prompt = serializers.CharField(
+        max_length=PROMPT_MAX_CHARS,
+        trim_whitespace=False,
+        required=False,
+        allow_blank=True,
+        help_text="The attack or the defence; on an agent scenario, Blue's system prompt "
+        "for the agent (omitted: the scenario's own), and Red sends slots instead",
+    )
+    system_prompt = serializers.CharField(
+        max_length=PROMPT_MAX_CHARS,
+        trim_whitespace=False,
+        required=False,
+        allow_blank=True,
+        help_text="Agent scenarios: Blue's system prompt (another name for prompt)",
+    )
+    slots = serializers.JSONField(
+        required=False, help_text="Agent scenarios, Red: {<slot name>: text}"
+    )
+    defences = serializers.JSONField(
+        required=False,
+        help_text="Agent scenarios, Blue: defence layers as agent challenges take them "
+        "(tool_guard, spotlight, llm_tool_check, max_tool_calls)",
+    )
+
+    def validate(self, data: dict) -> dict:
+        if "system_prompt" in data:
+            if data.get("prompt"):
+                raise serializers.ValidationError(
+                    {"system_prompt": ["Send prompt or system_prompt, not both."]}
+                )
+            data["prompt"] = data.pop("system_prompt")
+        return data
 
 
 class SelfTestInputSerializer(StrictSerializer):
@@ -217,8 +288,27 @@ class SelfTestInputSerializer(StrictSerializer):
     )
 
 
+class RedBlueBenignTaskSerializer(serializers.Serializer):
+    task = serializers.CharField()
+
+
+class RedBlueAgentSerializer(serializers.Serializer):
+    """What both sides see of a red/blue agent scenario: Blue's starting system prompt, the
+    goal Red plays for and the benign tasks Blue must keep working (never the tools'
+    `returns` templates)."""
+
+    system_prompt = serializers.CharField(allow_blank=True, help_text="Blue's default")
+    task = serializers.CharField()
+    tools = PublicAgentToolSerializer(many=True)
+    slots = PublicAgentSlotSerializer(many=True)
+    win = serializers.DictField()
+    benign_tasks = RedBlueBenignTaskSerializer(many=True)
+    max_steps = serializers.IntegerField()
+
+
 class PublicRedBlueChallengeSerializer(serializers.ModelSerializer):
     judge_suite = serializers.SerializerMethodField()
+    agent = serializers.SerializerMethodField()
     defense_selection_policy = serializers.CharField(help_text=POLICY_HELP)
     attack_selection_policy = serializers.CharField(help_text=POLICY_HELP)
     scoring_strategy = serializers.CharField()
@@ -232,6 +322,7 @@ class PublicRedBlueChallengeSerializer(serializers.ModelSerializer):
             "description",
             "instructions_md",
             "theme",
+            "agent",
             "judge_suite",
             "defense_selection_policy",
             "attack_selection_policy",
@@ -246,6 +337,10 @@ class PublicRedBlueChallengeSerializer(serializers.ModelSerializer):
             {"code": item["code"], "label": item.get("label", "")}
             for item in effective_suite(challenge.judge_suite)
         ]
+
+    @extend_schema_field(RedBlueAgentSerializer(allow_null=True))
+    def get_agent(self, challenge) -> dict | None:
+        return RedBlueAgentSerializer(challenge.agent).data if challenge.agent else None
 
     def get_has_sample_defense(self, challenge) -> bool:
         return bool(challenge.sample_defense.strip())
@@ -269,6 +364,19 @@ class RegressionFailureSerializer(serializers.Serializer):
     categories = serializers.ListField(child=serializers.CharField())
     judge_rating = serializers.IntegerField(allow_null=True)
     response = serializers.CharField(allow_blank=True)
+    slots = serializers.DictField(required=False, help_text="Agent scenarios: the attack")
+    trace = serializers.DictField(required=False, help_text="Agent scenarios: the run")
+
+
+class BenignTaskResultSerializer(serializers.Serializer):
+    task = serializers.CharField()
+    passed = serializers.BooleanField()
+
+
+class BenignReportSerializer(serializers.Serializer):
+    passed = serializers.IntegerField()
+    total = serializers.IntegerField()
+    tasks = BenignTaskResultSerializer(many=True)
 
 
 class RegressionReportSerializer(serializers.Serializer):
@@ -295,6 +403,10 @@ class SubmitOutputSerializer(serializers.Serializer):
     regression = RegressionReportSerializer(
         allow_null=True, help_text="A defence's run against the regression set, once done."
     )
+    benign = BenignReportSerializer(
+        allow_null=True,
+        help_text="Agent scenarios: the benign tasks this defence passes (scales Blue's points)",
+    )
     pairings = PlayerPairingSerializer(many=True)
 
 
@@ -304,6 +416,7 @@ class SubmissionStatusSerializer(serializers.Serializer):
     status = serializers.CharField(help_text=STATUS_HELP)
     active = serializers.BooleanField()
     regression = RegressionReportSerializer(allow_null=True)
+    benign = BenignReportSerializer(allow_null=True)
     pairings = PlayerPairingSerializer(many=True)
 
 

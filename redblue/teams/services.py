@@ -32,9 +32,16 @@ from redblue.models import (
     TeamStanding,
     TeamSubmission,
 )
+from redblue.teams.agent import (
+    agent_submission_checked,
+    benign_report,
+    scenario_cleaned,
+    scenario_errors,
+)
 from redblue.teams.evaluation import (
     PairingOutcome,
     TargetError,
+    agent_pairing_evaluate,
     judge_output_raw,
     pairing_evaluate,
     suite_verdict_stored,
@@ -85,6 +92,7 @@ RED_BLUE_FIELDS = (
     "sample_defense",
     "max_submissions_per_hour",
     "transcripts_published",
+    "agent",
 )
 
 
@@ -141,6 +149,12 @@ def red_blue_challenge_errors(challenge: RedBlueChallenge) -> dict[str, list[str
         add("scoring_config", "The scoring config must be an object.")
     if challenge.scoring_strategy not in RedBlueChallenge.Strategy.values:
         add("scoring_strategy", "Use red_blue_ratio or custom.")
+    add("agent", scenario_errors(challenge.agent))
+    if (
+        challenge.agent is not None
+        and challenge.scoring_strategy == RedBlueChallenge.Strategy.CUSTOM
+    ):
+        add("scoring_strategy", "An agent scenario is scored red_blue_ratio.")
     if challenge.transcripts_published and challenge.is_active:
         # A running challenge's attackers never read a defence (SPEC §4).
         add(
@@ -157,6 +171,7 @@ def _validated(challenge: RedBlueChallenge) -> None:
         raise ApplicationError(
             "Some fields are invalid: " + ", ".join(sorted(errors)) + ".", fields=errors
         )
+    challenge.agent = scenario_cleaned(challenge.agent)
 
 
 def _apply(challenge: RedBlueChallenge, changes: dict[str, Any]) -> None:
@@ -327,10 +342,12 @@ def submission_create(
     challenge: RedBlueChallenge,
     end_user: EndUser,
     team: str,
-    prompt: str,
+    prompt: str | None,
     source: str = TeamSubmission.Source.WEB,
     workflow_run_id: str = "",
     judge_own_pairing_here: bool = False,
+    slots: Any = None,
+    defences: Any = None,
 ) -> SubmitResult:
     """Save the submission and its pairings (pending); the judging runs after commit.
 
@@ -340,7 +357,23 @@ def submission_create(
     for the caller to judge with `pairing_evaluate` and `pairing_complete`.
     """
     team = _team_checked(team)
-    prompt = prompt_check(challenge=challenge, prompt=prompt, team=team)
+    agent_fields: dict[str, Any] = {}
+    if challenge.agent is not None:
+        checked = agent_submission_checked(
+            challenge=challenge, team=team, prompt=prompt, slots=slots, defences=defences
+        )
+        prompt = checked.prompt
+        agent_fields = {"slots": checked.slots, "defences": checked.defences}
+        if prompt.strip():
+            prompt_check(challenge=challenge, prompt=prompt, team=team)
+    else:
+        for name, value in (("slots", slots), ("defences", defences)):
+            if value is not None:
+                raise ApplicationError(
+                    f"'{name}' belongs to a red/blue challenge with an agent scenario.",
+                    fields={name: ["This challenge takes a prompt."]},
+                )
+        prompt = prompt_check(challenge=challenge, prompt=prompt, team=team)
     membership = team_join(challenge=challenge, end_user=end_user, team=team)
     rate_limit_hit(
         scope="redblue-submit",
@@ -353,9 +386,12 @@ def submission_create(
         # cooldown's pairings, the active submission). The membership row exists before
         # the player's first submission, so it serialises that one too.
         list(TeamMembership.objects.select_for_update().filter(pk=membership.pk))
-        if team == Team.BLUE and regression_set_exists(challenge=challenge):
-            # It counts only once no break of the set still breaks it: until then the
-            # player's current defence stays theirs, and nobody is paired with this one.
+        if team == Team.BLUE and (
+            challenge.agent is not None or regression_set_exists(challenge=challenge)
+        ):
+            # It counts only once no break of the set still breaks it (and, on an agent
+            # scenario, once its benign tasks have run): until then the player's current
+            # defence stays theirs, and nobody is paired with this one.
             submission = TeamSubmission.objects.create(
                 red_blue_challenge=challenge,
                 workspace_id=challenge.workspace_id,
@@ -367,6 +403,7 @@ def submission_create(
                 workflow_run_id=workflow_run_id,
                 active=False,
                 status=TeamSubmission.Status.CHECKING,
+                **agent_fields,
             )
             task = current_app.signature(REGRESSION_TASK, args=(str(submission.id),))
             transaction.on_commit(task.delay)
@@ -390,6 +427,7 @@ def submission_create(
             prompt=prompt,
             source=source,
             workflow_run_id=workflow_run_id,
+            **agent_fields,
         )
         return _submission_pair(
             challenge=challenge,
@@ -543,6 +581,7 @@ def pairing_complete(*, pairing: TeamPairing, outcome: PairingOutcome) -> bool:
             blue_points=points.blue if points else 0,
             tokens_total=outcome.reply.tokens_total,
             elapsed_ms=outcome.reply.elapsed_ms,
+            trace=outcome.trace,
             completed_at=timezone.now(),
         )
         if not completed:
@@ -645,12 +684,23 @@ def pairing_judge(*, pairing_id: Any, last_try: bool = True) -> str:
     challenge = pairing.red_blue_challenge
     attack, defense = pairing.attack_submission, pairing.defense_submission
     try:
-        outcome = pairing_evaluate(
-            challenge=challenge,
-            attack=attack.prompt,
-            defense=defense.prompt,
-            user=str(attack.end_user_id or ""),
-        )
+        if challenge.agent is not None:
+            outcome = agent_pairing_evaluate(
+                challenge=challenge,
+                slots=attack.slots or {},
+                attack=attack.prompt,
+                defense=defense.prompt,
+                defences=defense.defences or [],
+                benign=defense.benign_report,
+                user=str(attack.end_user_id or ""),
+            )
+        else:
+            outcome = pairing_evaluate(
+                challenge=challenge,
+                attack=attack.prompt,
+                defense=defense.prompt,
+                user=str(attack.end_user_id or ""),
+            )
     except TargetError as exc:
         logger.warning("Red/blue target failed for pairing %s: %s", pairing.pk, exc)
         if not last_try:
@@ -672,6 +722,7 @@ class RegressionCase:
     attack_submission_id: Any
     prompt: str
     end_user_id: Any
+    slots: dict | None = None
 
 
 def regression_cases(*, challenge: RedBlueChallenge) -> list[RegressionCase]:
@@ -680,13 +731,18 @@ def regression_cases(*, challenge: RedBlueChallenge) -> list[RegressionCase]:
         RegressionAttack.objects.filter(red_blue_challenge=challenge)
         .order_by("-created_at")
         .values_list(
-            "attack_submission_id", "attack_submission__prompt", "attack_submission__end_user_id"
+            "attack_submission_id",
+            "attack_submission__prompt",
+            "attack_submission__end_user_id",
+            "attack_submission__slots",
         )[:REGRESSION_SET_MAX]
     )
     return [RegressionCase(*row) for row in reversed(rows)]
 
 
-def defense_regression_settle(*, submission_id: Any, report: dict[str, Any]) -> str:
+def defense_regression_settle(
+    *, submission_id: Any, report: dict[str, Any] | None, benign: dict[str, Any] | None = None
+) -> str:
     """Store a checked defence's report once; a defence that withstood every attack then
     counts: it becomes the player's current defence and is paired as any new one is.
     Returns `rejected`, `passed` or `already_done` (a retried task changes nothing)."""
@@ -696,7 +752,7 @@ def defense_regression_settle(*, submission_id: Any, report: dict[str, Any]) -> 
     if submission is None:
         return "already_done"
     challenge = submission.red_blue_challenge
-    rejected = bool(report.get("failures")) or bool(report.get("error"))
+    rejected = bool(report) and (bool(report.get("failures")) or bool(report.get("error")))
     with transaction.atomic():
         list(
             TeamMembership.objects.select_for_update().filter(
@@ -708,6 +764,7 @@ def defense_regression_settle(*, submission_id: Any, report: dict[str, Any]) -> 
         ).update(
             status=TeamSubmission.Status.REJECTED if rejected else TeamSubmission.Status.PAIRED,
             regression_report=report,
+            benign_report=benign,
         )
         if not settled:
             return "already_done"
@@ -722,7 +779,7 @@ def defense_regression_settle(*, submission_id: Any, report: dict[str, Any]) -> 
         if newer.exists():
             # The player sent another defence meanwhile: that one is their current one.
             TeamSubmission.objects.filter(pk=submission.pk).update(
-                regression_report={**report, "superseded": True}
+                regression_report={**(report or {}), "superseded": True}
             )
             return "passed"
         TeamSubmission.objects.filter(
@@ -752,25 +809,48 @@ def defense_regression_run(*, submission_id: Any, last_try: bool = True) -> str:
     challenge = submission.red_blue_challenge
     cases = regression_cases(challenge=challenge)
     failures = []
+    benign = None
     try:
-        for case in cases:
-            outcome = pairing_evaluate(
+        if challenge.agent is not None:
+            # Once per defence, before it counts; pairings read it from the submission.
+            benign = benign_report(
                 challenge=challenge,
-                attack=case.prompt,
-                defense=submission.prompt,
-                user=str(case.end_user_id or ""),
-                scored=False,
+                system_prompt=submission.prompt,
+                defences=submission.defences or [],
+                user=str(submission.end_user_id or ""),
             )
-            if outcome.verdict.breached:
-                failures.append(
-                    {
-                        "attack_submission_id": str(case.attack_submission_id),
-                        "prompt": case.prompt,
-                        "categories": outcome.verdict.breached,
-                        "judge_rating": outcome.verdict.rating,
-                        "response": outcome.reply.text,
-                    }
+        for case in cases:
+            if challenge.agent is not None:
+                outcome = agent_pairing_evaluate(
+                    challenge=challenge,
+                    slots=case.slots or {},
+                    attack=case.prompt,
+                    defense=submission.prompt,
+                    defences=submission.defences or [],
+                    benign=None,
+                    user=str(case.end_user_id or ""),
+                    scored=False,
                 )
+            else:
+                outcome = pairing_evaluate(
+                    challenge=challenge,
+                    attack=case.prompt,
+                    defense=submission.prompt,
+                    user=str(case.end_user_id or ""),
+                    scored=False,
+                )
+            if outcome.verdict.breached:
+                failure = {
+                    "attack_submission_id": str(case.attack_submission_id),
+                    "prompt": case.prompt,
+                    "categories": outcome.verdict.breached,
+                    "judge_rating": outcome.verdict.rating,
+                    "response": outcome.reply.text,
+                }
+                if outcome.trace is not None:
+                    failure["slots"] = case.slots or {}
+                    failure["trace"] = outcome.trace
+                failures.append(failure)
     except TargetError as exc:
         logger.warning("Red/blue target failed checking defence %s: %s", submission.pk, exc)
         if not last_try:
@@ -781,9 +861,12 @@ def defense_regression_run(*, submission_id: Any, last_try: bool = True) -> str:
             "failures": failures,
             "error": "target_unavailable",
         }
-        return defense_regression_settle(submission_id=submission.pk, report=report)
-    report = {"checked": len(cases), "passed": not failures, "failures": failures}
-    return defense_regression_settle(submission_id=submission.pk, report=report)
+        return defense_regression_settle(submission_id=submission.pk, report=report, benign=benign)
+    # An agent defence checked only for its benign tasks (no breaks yet) has no report.
+    report = (
+        {"checked": len(cases), "passed": not failures, "failures": failures} if cases else None
+    )
+    return defense_regression_settle(submission_id=submission.pk, report=report, benign=benign)
 
 
 @dataclass(frozen=True)
@@ -805,6 +888,12 @@ def self_test_prepare(
     )
     if team is None:
         raise ApplicationError("Join a side before testing.", code="not_joined", status=409)
+    if challenge.agent is not None:
+        raise ApplicationError(
+            "Self-tests run text attacks; this challenge is an agent scenario.",
+            code="wrong_mode",
+            status=409,
+        )
     attack = prompt_check(challenge=challenge, prompt=prompt, team=Team.RED)
     rate_limit_hit(
         scope="redblue-selftest",

@@ -19,6 +19,7 @@ from redblue.teams.selectors import (
     standings_for_challenge,
     team_of_player,
 )
+from redblue.teams.serializers import RedBlueAgentSerializer
 
 PAGE_PAIRINGS = 20
 
@@ -56,5 +57,7 @@ def red_blue_page(request, challenge_id: str):
             else []
         ),
         "prompt_max": PROMPT_MAX_CHARS,
+        # The scenario as both sides read it (never the tools' results templates).
+        "agent": RedBlueAgentSerializer(challenge.agent).data if challenge.agent else None,
     }
     return render(request, "redblue/teams/challenge.html", context)

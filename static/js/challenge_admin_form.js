@@ -12,7 +12,7 @@
   function conditions(fieldset) {
     var found = [];
     fieldset.classList.forEach(function (name) {
-      var match = /^when-(evaluator_type|target|scoring_strategy)-(.+)$/.exec(name);
+      var match = /^when-(evaluator_type|target|scoring_strategy|mode)-(.+)$/.exec(name);
       if (match) found.push({ field: match[1], value: match[2] });
     });
     return found;
@@ -42,7 +42,7 @@
   }
 
   document.addEventListener("DOMContentLoaded", function () {
-    ["evaluator_type", "target", "scoring_strategy"].forEach(function (field) {
+    ["evaluator_type", "target", "scoring_strategy", "mode"].forEach(function (field) {
       var input = document.getElementById("id_" + field);
       if (input) input.addEventListener("change", refresh);
     });

@@ -16,6 +16,76 @@
     return count + " " + noun + (count === 1 ? "" : "s");
   }
 
+  function item(list, className, text) {
+    var entry = document.createElement("li");
+    entry.className = className;
+    entry.textContent = text;
+    list.appendChild(entry);
+    return entry;
+  }
+
+  var STEP_WORDS = { model: "Model", tool_call: "Tool call", tool_result: "Result", final: "Final answer" };
+
+  function showTrace(data) {
+    var trace = document.getElementById("try-agent-trace");
+    trace.textContent = "";
+    (data.steps || []).forEach(function (step) {
+      var text = STEP_WORDS[step.kind] || step.kind;
+      if (step.kind === "tool_call") {
+        text += ": " + step.tool + " " + JSON.stringify(step.args || {});
+        if (step.refused_by) text += " (refused by " + step.refused_by + ")";
+      } else if (step.kind === "tool_result") {
+        text += " of " + step.tool + ": " + step.content;
+      } else if (step.content) {
+        text += ": " + step.content;
+      }
+      item(trace, "step-" + step.kind, text);
+    });
+    var benign = document.getElementById("try-agent-benign");
+    benign.textContent = "";
+    if (!(data.benign || []).length) item(benign, "", "This scenario has no benign tasks.");
+    (data.benign || []).forEach(function (task) {
+      var text = task.passed
+        ? "Benign task '" + task.task + "' passes."
+        : task.broken_by.length
+          ? "Benign task '" + task.task + "' fails with this defence (" + task.broken_by.join(", ") + ")."
+          : "Benign task '" + task.task + "' fails, even without the agent defences.";
+      item(benign, task.passed ? "benign-pass" : "benign-fail", text);
+    });
+  }
+
+  function runAgent(box, button) {
+    var status = document.getElementById("try-agent-status");
+    var body = new FormData();
+    body.append("run", "agent");
+    document.querySelectorAll(".try-slot").forEach(function (slot) {
+      body.append("slot:" + slot.getAttribute("data-slot"), slot.value);
+    });
+    body.append("csrfmiddlewaretoken", csrfToken());
+    button.disabled = true;
+    status.textContent = "The agent is working…";
+    fetch(box.getAttribute("data-url"), {
+      method: "POST",
+      body: body,
+      credentials: "same-origin",
+      headers: { "X-CSRFToken": csrfToken(), Accept: "application/json" },
+    })
+      .then(function (response) { return response.json(); })
+      .then(function (data) {
+        if (data.error && typeof data.error === "object") {
+          status.textContent = data.error.message;
+          return;
+        }
+        if (data.error) { status.textContent = data.error; return; }
+        status.textContent = plural(data.tokens_total, "token") + ". Nothing was recorded.";
+        document.getElementById("try-agent-result").hidden = false;
+        show("try-agent-verdict", (data.won ? "Won: " : "Not won: ") + data.why);
+        showTrace(data);
+      })
+      .catch(function () { status.textContent = "The server did not answer; try again."; })
+      .finally(function () { button.disabled = false; });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     var box = document.getElementById("try-it");
     if (!box) return;
@@ -45,6 +115,10 @@
           .catch(function () { guessStatus.textContent = "The server did not answer; try again."; });
       });
     }
+
+    var agentButton = document.getElementById("try-agent-run");
+    if (agentButton) agentButton.addEventListener("click", function () { runAgent(box, agentButton); });
+    if (!button) return;
 
     button.addEventListener("click", function () {
       var body = new FormData();

@@ -76,6 +76,11 @@ def test_a_disputed_verdict_is_decided_in_the_admin_and_an_appeal_answered(
     admin.click("input[name=_save]")
     admin.wait_for_url("**/admin/challenges/review/**")
     admin_walker.check(links=False)
+    # The feed changes once: one first blood, in the dashboard's list and its event feed.
+    admin.goto(site + "/admin/")
+    assert admin.locator("#dashboard-first-bloods tbody tr").count() == 1
+    assert challenge.name in admin.inner_text("#dashboard-first-bloods")
+    assert admin.inner_text("#dashboard-feed").count("First blood") == 1
 
     player_page.goto(challenge_url)
     board = player_page.inner_text("#leaderboard")
@@ -107,6 +112,8 @@ def test_a_disputed_verdict_is_decided_in_the_admin_and_an_appeal_answered(
     player_page.goto(challenge_url)
     assert "Appeal refused: It does not rhyme." in player_page.inner_text("#history")
     assert player_page.locator(".board-row").count() == 1
+    admin.goto(site + "/admin/")
+    assert admin.inner_text("#dashboard-feed").count("First blood") == 1
     walker.check()
     player_context.close()
     creator_context.close()

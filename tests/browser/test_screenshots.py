@@ -121,6 +121,9 @@ def shoot_all(chromium, site, demo, out: Path) -> dict[str, str]:
         shoot("admin-challenges", "/admin/challenges/challenge/")
         level_one = Challenge.objects.get(slug="demo-gandalf-1")
         shoot("admin-challenge-form", f"/admin/challenges/challenge/{level_one.pk}/change/")
+        # The agent scenario editor, on the finale of the agent tower.
+        treasury = Challenge.objects.get(slug="demo-agent-treasury")
+        shoot("admin-agent-form", f"/admin/challenges/challenge/{treasury.pk}/change/")
         context.close()
     return structures
 

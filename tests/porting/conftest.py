@@ -9,11 +9,13 @@ import pytest
 from django.core.management import call_command
 
 from challenges.models import Challenge
+from challenges.services.bounties import bounty_create
 from challenges.services.challenges import challenge_create
 from challenges.services.collections import collection_create, collection_set_challenges
 from challenges.services.hints import hint_create
 from challenges.services.prerequisites import challenge_set_prerequisites
 from challenges.services.secrets import secret_create
+from challenges.services.waves import wave_create
 from players.models import Workspace
 from redblue.porting.document import event_parse
 from redblue.teams.services import red_blue_challenge_create
@@ -127,6 +129,36 @@ def build_rich_workspace() -> Workspace:
         target="openai",
         target_model="gpt-4o-mini",
     )
+    # An event with money on it: waves by slug, bounties by slug and codename.
+    arena = challenge_create(
+        workspace=workspace,
+        user=None,
+        slug="demo-arena",
+        name="Two models, one secret",
+        success_pattern="PWNED",
+        target_assignment="choice",
+        targets=[
+            {"codename": "Model Plum", "target": "offline"},
+            {"codename": "Model Teal", "target": "offline"},
+        ],
+    )
+    wave_create(
+        workspace=workspace,
+        name="Week 2",
+        challenge_ids=[arena.id, gandalf_2.id],
+        opens_at=datetime(2026, 12, 8, 17, 0, tzinfo=UTC),
+        closes_at=datetime(2026, 12, 15, 17, 0, tzinfo=UTC),
+    )
+    wave_create(
+        workspace=workspace,
+        name="Week 1",
+        challenge_ids=[windowed.id],
+        opens_at=datetime(2026, 12, 1, 17, 0, tzinfo=UTC),
+        closes_at=datetime(2026, 12, 8, 17, 0, 0, 500000, tzinfo=UTC),
+    )
+    bounty_create(challenge=arena, codename="Model Teal", kind="first_break", amount="80")
+    bounty_create(challenge=arena, kind="per_break", amount="12.50", cap="200", currency="EUR")
+    bounty_create(challenge=gandalf_2, kind="fastest_n", amount="20", cap=3)
     return workspace
 
 

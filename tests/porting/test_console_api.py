@@ -75,8 +75,17 @@ def test_a_creator_imports_a_json_body_with_secret_values(creator_api, workspace
             "challenges": ["imp-vault", "imp-magic"],
             "collections": ["imp-levels"],
             "red_blue_challenges": ["League"],
+            "waves": [],
+            "bounties": [],
         },
-        "updated": {"secrets": [], "challenges": [], "collections": [], "red_blue_challenges": []},
+        "updated": {
+            "secrets": [],
+            "challenges": [],
+            "collections": [],
+            "red_blue_challenges": [],
+            "waves": [],
+            "bounties": [],
+        },
         "secrets_generated": [],
     }
     assert Secret.objects.get(workspace=workspace, name="vault").value == "given-9911"

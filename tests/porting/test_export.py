@@ -35,10 +35,12 @@ def test_it_writes_every_creator_set_field_of_every_kind(rich_workspace):
         "challenges",
         "collections",
         "red_blue_challenges",
+        "waves",
+        "bounties",
     ]
     assert data["version"] == 1
     challenges = {entry["slug"]: entry for entry in data["challenges"]}
-    assert len(challenges) == Challenge.objects.filter(workspace=rich_workspace).count() == 17
+    assert len(challenges) == Challenge.objects.filter(workspace=rich_workspace).count() == 18
     vault = challenges["demo-vault-window"]
     assert list(vault) == [
         "slug",
@@ -93,6 +95,48 @@ def test_it_writes_every_creator_set_field_of_every_kind(rich_workspace):
     ]
     assert (league["time_penalty_per_second"], league["token_penalty_per_1k"]) == (0.125, 2.5)
     assert "Demo: Red vs Blue" in red_blue
+
+    # Waves by name with their challenges' slugs; bounties by slug and codename.
+    assert data["waves"] == [
+        {
+            "name": "Week 1",
+            "challenges": ["demo-vault-window"],
+            "opens_at": "2026-12-01T17:00:00Z",
+            "closes_at": "2026-12-08T17:00:00.500000Z",
+        },
+        {
+            "name": "Week 2",
+            "challenges": ["demo-arena", "demo-gandalf-2"],
+            "opens_at": "2026-12-08T17:00:00Z",
+            "closes_at": "2026-12-15T17:00:00Z",
+        },
+    ]
+    assert data["bounties"] == [
+        {
+            "challenge": "demo-arena",
+            "codename": "",
+            "kind": "per_break",
+            "amount": 12.5,
+            "currency": "EUR",
+            "cap": 200.0,
+        },
+        {
+            "challenge": "demo-arena",
+            "codename": "Model Teal",
+            "kind": "first_break",
+            "amount": 80.0,
+            "currency": "USD",
+            "cap": None,
+        },
+        {
+            "challenge": "demo-gandalf-2",
+            "codename": "",
+            "kind": "fastest_n",
+            "amount": 20.0,
+            "currency": "USD",
+            "cap": 3.0,
+        },
+    ]
 
 
 def test_it_names_secrets_and_never_holds_a_value(rich_workspace):

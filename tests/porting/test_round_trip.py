@@ -88,9 +88,15 @@ def test_it_exports_the_same_bytes_after_a_trip_through_another_database(second_
     second = _manage(second_database, "exportchallenges", "--workspace", "demo")
 
     assert second == first
-    assert "created 17 challenges" in imported
+    assert "created 18 challenges" in imported
     assert "created 3 collections: demo-agent-tower, demo-gandalf, demo-side-quests" in imported
-    assert "created 2 red blue challenges" in imported
+    # The demo's two (one an agent scenario) and the rich workspace's own.
+    assert "created 3 red blue challenges" in imported
+    assert "created 2 waves: Week 1, Week 2" in imported
+    assert (
+        "created 3 bounties: demo-arena per_break, demo-arena first_break (Model Teal), "
+        "demo-gandalf-2 fastest_n"
+    ) in imported
     # Values were never in the file, so the other database got fresh ones, named only.
     assert "secret 'vault-key' was given a random value" in imported
     for value in (SECRET_VALUE, DIFY_KEY_VALUE):
