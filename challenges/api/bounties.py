@@ -15,6 +15,7 @@ from rest_framework.response import Response
 
 from challenges.api.console import WORKSPACE_FILTER, ConsoleApi, workspace_filter
 from challenges.exports import CSV_MEDIA_TYPE, CsvExportRenderer, csv_cell
+from challenges.inputs import BountyInputSerializer, WaveInputSerializer
 from challenges.models import Bounty, Wave
 from challenges.selectors.bounties import (
     BountyStanding,
@@ -69,28 +70,6 @@ class BountyOutputSerializer(serializers.Serializer):
         allow_null=True, help_text="Winners it may still pay; null: no limit"
     )
     created_at = serializers.DateTimeField(source="bounty.created_at")
-
-
-class BountyInputSerializer(StrictSerializer):
-    challenge = serializers.CharField(help_text="The challenge's id")
-    codename = serializers.CharField(
-        max_length=40,
-        required=False,
-        allow_blank=True,
-        help_text="Several targets: only breaks of this codename earn it",
-    )
-    kind = serializers.ChoiceField(Bounty.Kind.values)
-    amount = serializers.DecimalField(max_digits=12, decimal_places=2)
-    currency = serializers.RegexField(
-        r"^[A-Z]{3}$", required=False, help_text="ISO 4217 code, USD when left out"
-    )
-    cap = serializers.DecimalField(
-        max_digits=14,
-        decimal_places=2,
-        required=False,
-        allow_null=True,
-        help_text="per_break: the most paid in total; fastest_n: how many winners",
-    )
 
 
 def _one(bounty: Bounty) -> dict:
@@ -230,18 +209,6 @@ class WaveOutputSerializer(serializers.ModelSerializer):
 
     def get_is_open(self, wave: Wave) -> bool:
         return wave.is_open()
-
-
-class WaveInputSerializer(StrictSerializer):
-    workspace = serializers.CharField(
-        required=False, help_text="Workspace id or slug; needed when you belong to several."
-    )
-    name = serializers.CharField(max_length=120)
-    challenges = serializers.ListField(
-        child=serializers.CharField(max_length=64), help_text="Challenge ids", max_length=200
-    )
-    opens_at = serializers.DateTimeField()
-    closes_at = serializers.DateTimeField()
 
 
 class WavePatchSerializer(StrictSerializer):

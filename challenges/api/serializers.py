@@ -1,6 +1,7 @@
 from drf_spectacular.utils import OpenApiParameter, extend_schema_field
 from rest_framework import serializers
 
+from challenges.agents.public import PublicAgentSlotSerializer, PublicAgentToolSerializer
 from challenges.models import Challenge, ChallengeAttempt, Secret, Wave
 from challenges.review_subjects import pairing_reviews
 from challenges.selectors.bounties import (
@@ -231,18 +232,6 @@ class AttemptOutputSerializer(serializers.ModelSerializer):
 class RevealedTargetSerializer(serializers.Serializer):
     codename = serializers.CharField()
     model = serializers.CharField()
-
-
-class PublicAgentToolSerializer(serializers.Serializer):
-    name = serializers.CharField()
-    description = serializers.CharField(allow_blank=True)
-    parameters = serializers.DictField()
-
-
-class PublicAgentSlotSerializer(serializers.Serializer):
-    name = serializers.CharField()
-    kind = serializers.CharField()
-    template = serializers.CharField(help_text="Your text goes where {{text}} stands")
 
 
 class PublicAgentSerializer(serializers.Serializer):

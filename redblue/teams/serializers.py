@@ -1,7 +1,7 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from challenges.api.serializers import PublicAgentSlotSerializer, PublicAgentToolSerializer
+from challenges.agents.public import PublicAgentSlotSerializer, PublicAgentToolSerializer
 from challenges.models import PROMPT_MAX_CHARS
 from core.api import StrictSerializer
 from judging.category_judge import builtin_category, effective_suite
