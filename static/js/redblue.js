@@ -106,6 +106,9 @@
     details.appendChild(summary);
     if (trace) traceLines(trace).forEach(function (node) { details.appendChild(node); });
     details.appendChild(body);
+    // Polling redraws the row: a reply the player opened stays open.
+    var shown = cell.querySelector("details");
+    details.open = Boolean(shown && shown.open);
     cell.replaceChildren(details);
   }
 

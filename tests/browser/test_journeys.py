@@ -158,6 +158,9 @@ def test_two_players_find_red_vs_blue_play_both_sides_and_red_reads_the_reply(
         page.wait_for_selector("#my-pairings tr.pairing-completed td.reply details")
         walker.check(links=False)
     red.click("#my-pairings tr.pairing-completed td.reply summary")
+    # A live frame that arrives now makes the page fetch and redraw its pairings: the
+    # reply the player opened stays open (it used to close, and this read found nothing).
+    red.wait_for_selector("#my-pairings tr.pairing-completed td.reply details[open]")
     reply = red.inner_text("#my-pairings tr.pairing-completed td.reply .reply-text")
     assert reply.strip()
     assert WEAK_DEFENSE not in red.content()  # an attacker never reads the defence

@@ -10,6 +10,7 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.db import transaction
 from django.test import override_settings
 
+from challenges.board_refresh import board_refreshes_wait
 from challenges.models import ChallengeAttempt
 from challenges.services.attempts import attempt_record
 from judging.verdicts import Verdict
@@ -84,6 +85,8 @@ def test_it_keeps_a_winning_attempt_and_logs_once_when_the_layer_is_down(workspa
             end_user=make_end_user(workspace=workspace),
             verdict=Verdict(True, "ok"),
         )
+        # The board is drawn and pushed by the coalesced refresh (challenges/board_refresh.py).
+        assert board_refreshes_wait()
     assert ChallengeAttempt.objects.filter(id=attempt.id, succeeded=True).exists()
     warnings = [r for r in caplog.records if r.name == "notifications.live"]
     assert [r.getMessage() for r in warnings] == [
