@@ -8,6 +8,7 @@ from channels.testing import WebsocketCommunicator
 from django.test import Client
 
 from challenges.board_cache import board_cached
+from challenges.board_refresh import board_refreshes_wait
 from config.asgi import application
 from players.events import workspace_event_update
 from players.services import end_user_for_account
@@ -119,6 +120,10 @@ def test_a_socket_closes_when_the_boards_become_hidden(workspace, board):
         await communicator.receive_json_from(timeout=5)
         from channels.db import database_sync_to_async
 
+        # Frames of the fixture's own writes (drawn by the coalesced refresh) come first.
+        await database_sync_to_async(board_refreshes_wait)()
+        while not await communicator.receive_nothing(timeout=0.3):
+            await communicator.receive_output()
         await database_sync_to_async(workspace_event_update)(
             workspace=workspace, board_visibility="hidden"
         )
