@@ -3,7 +3,15 @@ the standings change without a reload."""
 
 import pytest
 
-from tests.browser.conftest import chromium  # noqa: F401 - the shared fixture
+from tests.browser.conftest import (
+    DESKTOP,
+    PHONE,
+    chromium,  # noqa: F401 - the shared fixture
+    log_in_context,
+    offline_context,
+    site,  # noqa: F401 - the shared fixture
+)
+from tests.browser.walk import Walker
 from tests.factories import make_player, make_workspace
 from tests.redblue.conftest import ROLEPLAY_ATTACK, WEAK_DEFENSE, make_red_blue
 
@@ -11,12 +19,18 @@ TIMEOUT_MS = 15_000
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 
-def logged_in_page(chromium, live_server, email):  # noqa: F811
+def player_page(chromium, site, email, viewport):  # noqa: F811
+    context = offline_context(chromium, site, viewport=viewport)
+    log_in_context(context, site, make_player(email))
+    return context.new_page()
+
+
+def logged_in_page(chromium, base_url, email):  # noqa: F811
     make_player(email)
-    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    context = chromium.new_context(viewport=DESKTOP)
     context.set_default_timeout(TIMEOUT_MS)
     page = context.new_page()
-    page.goto(f"{live_server.url}/accounts/login/")
+    page.goto(f"{base_url}/accounts/login/")
     page.fill("input[name=login]", email)
     page.fill("input[name=password]", "correct-horse-9")
     page.locator("form button[type=submit]").first.click()
@@ -27,8 +41,8 @@ def logged_in_page(chromium, live_server, email):  # noqa: F811
 def test_two_players_on_opposite_sides_see_the_result_live(live_server, chromium):  # noqa: F811
     challenge = make_red_blue(workspace=make_workspace("Browser"), name="Browser Red vs Blue")
     errors: list[str] = []
-    blue = logged_in_page(chromium, live_server, "blue@example.com")
-    red = logged_in_page(chromium, live_server, "red@example.com")
+    blue = logged_in_page(chromium, live_server.url, "blue@example.com")
+    red = logged_in_page(chromium, live_server.url, "red@example.com")
     for page in (blue, red):
         page.on("pageerror", lambda error: errors.append(str(error)))
         page.goto(f"{live_server.url}/red-blue/{challenge.id}/")
@@ -55,8 +69,10 @@ def test_two_players_on_opposite_sides_see_the_result_live(live_server, chromium
     assert errors == []
 
 
-def test_an_agent_scenario_is_played_on_the_page(live_server, chromium):  # noqa: F811
-    """Blue writes the agent's layers, Red the email; both read the run's tool calls."""
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_an_agent_scenario_is_played_on_the_page(site, chromium, viewport):  # noqa: F811
+    """Blue writes the agent's layers, Red the email; both read the run's tool calls, on a
+    desktop and a phone (no sideways scroll, no console or CSP error)."""
     import copy
 
     from challenges.agents.tower import INBOX
@@ -64,12 +80,16 @@ def test_an_agent_scenario_is_played_on_the_page(live_server, chromium):  # noqa
     challenge = make_red_blue(
         workspace=make_workspace("Browser agents"), name="Inbox duel", agent=copy.deepcopy(INBOX)
     )
-    errors: list[str] = []
-    blue = logged_in_page(chromium, live_server, "agent-blue@example.com")
-    red = logged_in_page(chromium, live_server, "agent-red@example.com")
+    # The page's live socket needs the ASGI server (`site`), not pytest's WSGI live server.
+    blue, red = (
+        player_page(chromium, site, f"agent-{side}@example.com", viewport)
+        for side in ("blue", "red")
+    )
+    walkers = {}
     for page in (blue, red):
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto(f"{live_server.url}/red-blue/{challenge.id}/")
+        walkers[page] = Walker(page, site)
+        page.goto(f"{site}/red-blue/{challenge.id}/")
+        walkers[page].check()
         assert "calls send_email" in page.inner_text("#agent-scenario")
 
     blue.click("[data-join=blue]")
@@ -93,5 +113,7 @@ def test_an_agent_scenario_is_played_on_the_page(live_server, chromium):  # noqa
         page.wait_for_selector("#my-pairings tr.pairing-completed")
         assert "GOAL" in page.inner_text("#my-pairings tr.pairing-completed")
     red.click("#my-pairings tr.pairing-completed summary")
+    red.wait_for_selector("#my-pairings tr.pairing-completed details[open]")
     assert "call send_email" in red.inner_text("#my-pairings tr.pairing-completed .trace")
-    assert errors == []
+    for page, walker in walkers.items():
+        walker.check(links=False)
