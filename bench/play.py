@@ -17,18 +17,17 @@ import argparse
 import asyncio
 import json
 import logging
-import os
 import statistics
 import subprocess
 import sys
 import time
 import urllib.request
-import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.database import bench_django_setup  # noqa: E402
 from bench.serving import site_environment, stop, uvicorn_start, wait_for  # noqa: E402
 
 MODEL_PORT_DEFAULT = 18671
@@ -100,28 +99,6 @@ def serve_model(port: int, delay: float) -> None:
 
 
 # --- The site ---------------------------------------------------------------------------------
-
-
-def django_setup() -> None:
-    os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/phc_play_bench")
-    os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/8")
-    os.environ.setdefault("SECRET_KEY", "bench-only-" + uuid.uuid4().hex)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
-
-    from bench.database import database_create_if_missing
-
-    database_create_if_missing(url=os.environ["DATABASE_URL"])
-    django.setup()
-
-
-def ensure_database() -> None:
-    from django.core.management import call_command
-    from django.db import connection
-
-    if connection.vendor != "postgresql":
-        sys.exit("This benchmark needs PostgreSQL: set DATABASE_URL=postgres://…")
-    call_command("migrate", verbosity=0, interactive=False)
 
 
 def set_up(players: int) -> tuple[str, list[str]]:
@@ -235,10 +212,9 @@ def main() -> None:
         serve_model(args.model_port, args.delay)
         return
 
-    django_setup()
+    bench_django_setup(database="phc_play_bench", redis_db=8)
     # The settings log every httpx request at INFO: that would be the load generator's work.
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    ensure_database()
     challenge_id, tokens = set_up(args.players)
     model = subprocess.Popen(
         [sys.executable, __file__, "--serve-model", f"--model-port={args.model_port}"]

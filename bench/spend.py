@@ -24,7 +24,6 @@ whether the workspace's spend equals the sum of the attempts' tokens.
 import argparse
 import asyncio
 import logging
-import os
 import sys
 import threading
 import time
@@ -34,26 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.database import bench_django_setup  # noqa: E402
 from bench.serving import site_environment, stop, uvicorn_start  # noqa: E402
-
-
-def django_setup() -> None:
-    os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/phc_spend_bench")
-    os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/7")
-    os.environ.setdefault("SECRET_KEY", "bench-only-" + uuid.uuid4().hex)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
-
-    from bench.database import database_create_if_missing
-
-    database_create_if_missing(url=os.environ["DATABASE_URL"])
-    django.setup()
-    from django.core.management import call_command
-    from django.db import connection
-
-    if connection.vendor != "postgresql":
-        sys.exit("This benchmark needs PostgreSQL: set DATABASE_URL=postgres://…")
-    call_command("migrate", verbosity=0, interactive=False)
 
 
 def set_up(players: int, budget: str) -> tuple[str, list[str]]:
@@ -159,7 +140,7 @@ def main() -> None:
     parser.add_argument("--budget", choices=["none", "workspace"], default="none")
     args = parser.parse_args()
 
-    django_setup()
+    bench_django_setup(database="phc_spend_bench", redis_db=7)
     logging.getLogger("httpx").setLevel(logging.WARNING)
     challenge_id, tokens = set_up(args.players, args.budget)
     site = uvicorn_start(
