@@ -102,6 +102,18 @@ def page(chromium, live_server):
     context.close()
 
 
+def walked_page(browser, server, viewport, user=None):
+    """A page in a context of its own (logged in as `user`, when given) and the Walker
+    that checks it."""
+    from tests.browser.walk import Walker
+
+    context = offline_context(browser, server, viewport)
+    if user is not None:
+        log_in_context(context, server, user)
+    page = context.new_page()
+    return page, Walker(page, server)
+
+
 def log_in_context(context, server, user) -> None:
     """Give the browser the session of a user logged in through Django's test client."""
     from django.test import Client

@@ -9,8 +9,7 @@ import pytest
 from django.urls import reverse
 
 from challenges.models import AgentRun, Challenge
-from tests.browser.conftest import DESKTOP, PHONE, log_in_context, offline_context
-from tests.browser.walk import Walker
+from tests.browser.conftest import DESKTOP, PHONE, walked_page
 from tests.factories import make_creator, make_player
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -47,10 +46,7 @@ def test_a_creator_builds_tries_and_publishes_an_agent_scenario_and_a_player_pla
     chromium, site, workspace, viewport
 ):
     creator = make_creator(workspace=workspace, email="maker@acme.test")
-    context = offline_context(chromium, site, viewport)
-    log_in_context(context, site, creator)
-    page = context.new_page()
-    walker = Walker(page, site)
+    page, walker = walked_page(chromium, site, viewport, creator)
     page.goto(site + "/admin/challenges/challenge/add/")
     walker.check(links=False)
 
@@ -102,13 +98,10 @@ def test_a_creator_builds_tries_and_publishes_an_agent_scenario_and_a_player_pla
     page.wait_for_selector("#try-it")
     challenge.refresh_from_db()
     assert challenge.is_active
-    context.close()
+    page.context.close()
 
     player = make_player("ada@example.com")
-    context = offline_context(chromium, site, viewport)
-    log_in_context(context, site, player)
-    page = context.new_page()
-    walker = Walker(page, site)
+    page, walker = walked_page(chromium, site, viewport, player)
     page.goto(site + reverse("challenge-page", args=[challenge.slug]))
     walker.check()
     page.fill("#slot-email", ATTACK)
@@ -120,4 +113,4 @@ def test_a_creator_builds_tries_and_publishes_an_agent_scenario_and_a_player_pla
     assert "attacker@evil.example" in refused.inner_text()
     walker.check(links=False)
     assert AgentRun.objects.get().succeeded is False
-    context.close()
+    page.context.close()

@@ -11,8 +11,7 @@ from django.urls import reverse
 
 from challenges.agents.tower import INBOX
 from challenges.models import AgentRun
-from tests.browser.conftest import DESKTOP, PHONE, log_in_context, offline_context
-from tests.browser.walk import Walker
+from tests.browser.conftest import DESKTOP, PHONE, walked_page
 from tests.factories import make_challenge, make_player
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -39,10 +38,7 @@ def test_a_player_wins_an_injection_level_by_writing_an_email_and_reads_the_trac
         ],
     )
     player = make_player("ada@example.com")
-    context = offline_context(chromium, site, viewport)
-    log_in_context(context, site, player)
-    page = context.new_page()
-    walker = Walker(page, site)
+    page, walker = walked_page(chromium, site, viewport, player)
     url = site + reverse("challenge-page", args=[challenge.slug])
     page.goto(url)
     walker.check()
@@ -70,4 +66,4 @@ def test_a_player_wins_an_injection_level_by_writing_an_email_and_reads_the_trac
     assert page.locator("#leaderboard .board-row").count() == 0
     assert TEAL_MODEL not in page.content()
     walker.check()
-    context.close()
+    page.context.close()

@@ -7,8 +7,7 @@ import pytest
 from django.urls import reverse
 
 from challenges.models import ChallengeAttempt, PlaySession
-from tests.browser.conftest import DESKTOP, PHONE, log_in_context, offline_context
-from tests.browser.walk import Walker
+from tests.browser.conftest import DESKTOP, PHONE, walked_page
 from tests.factories import make_player, make_vault
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -41,10 +40,7 @@ def test_a_player_wins_a_conversation_in_three_turns_and_reads_it(
         name="Small talk first",
     )
     player = make_player("ada@example.com")
-    context = offline_context(chromium, site, viewport)
-    log_in_context(context, site, player)
-    page = context.new_page()
-    walker = Walker(page, site)
+    page, walker = walked_page(chromium, site, viewport, player)
     page.goto(site + reverse("challenge-page", args=[challenge.slug]))
     walker.check()
 
@@ -80,4 +76,4 @@ def test_a_player_wins_a_conversation_in_three_turns_and_reads_it(
     assert page.locator("#turns li").count() == 0
     assert PlaySession.objects.count() == 2
     walker.check(links=False)
-    context.close()
+    page.context.close()

@@ -10,8 +10,7 @@ from django.db import connections
 from django.urls import reverse
 
 from challenges.models import Review
-from tests.browser.conftest import DESKTOP, PHONE, log_in_context, offline_context
-from tests.browser.walk import Walker
+from tests.browser.conftest import DESKTOP, PHONE, walked_page
 from tests.challenges.panel_helpers import make_panel_challenge, play, vote_by_model
 from tests.conftest import client_for
 from tests.factories import make_creator, make_player, make_workspace
@@ -52,19 +51,13 @@ def test_a_disputed_verdict_is_decided_in_the_admin_and_an_appeal_answered(
     assert disputed["verdict_status"] == "under_review"
     challenge_url = site + reverse("challenge-page", args=[challenge.slug])
 
-    player_context = offline_context(chromium, site, viewport)
-    log_in_context(player_context, site, player)
-    player_page = player_context.new_page()
-    walker = Walker(player_page, site)
+    player_page, walker = walked_page(chromium, site, viewport, player)
     player_page.goto(challenge_url)
     assert "under review" in player_page.inner_text("#history")
     assert "Nobody has solved it yet" in player_page.inner_text("#leaderboard")
     walker.check()
 
-    creator_context = offline_context(chromium, site, viewport)
-    log_in_context(creator_context, site, creator)
-    admin = creator_context.new_page()
-    admin_walker = Walker(admin, site)
+    admin, admin_walker = walked_page(chromium, site, viewport, creator)
     admin.goto(site + "/admin/challenges/review/")
     admin.locator("#result_list tbody a").first.click()
     admin.wait_for_selector(".review-judges")
@@ -115,5 +108,5 @@ def test_a_disputed_verdict_is_decided_in_the_admin_and_an_appeal_answered(
     admin.goto(site + "/admin/")
     assert admin.inner_text("#dashboard-feed").count("First blood") == 1
     walker.check()
-    player_context.close()
-    creator_context.close()
+    player_page.context.close()
+    admin.context.close()

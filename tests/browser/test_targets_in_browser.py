@@ -9,8 +9,7 @@ import pytest
 from django.urls import reverse
 
 from challenges.models import ChallengeAttempt
-from tests.browser.conftest import DESKTOP, PHONE, log_in_context, offline_context
-from tests.browser.walk import Walker
+from tests.browser.conftest import DESKTOP, PHONE, walked_page
 from tests.factories import make_player, make_vault
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -37,10 +36,7 @@ def test_a_player_picks_model_teal_wins_and_the_board_shows_it_for_teal_only(
         ],
     )
     player = make_player("ada@example.com")
-    context = offline_context(chromium, site, viewport)
-    log_in_context(context, site, player)
-    page = context.new_page()
-    walker = Walker(page, site)
+    page, walker = walked_page(chromium, site, viewport, player)
     url = site + reverse("challenge-page", args=[challenge.slug])
     page.goto(url)
     walker.check()
@@ -66,4 +62,4 @@ def test_a_player_picks_model_teal_wins_and_the_board_shows_it_for_teal_only(
     html = page.content()
     assert TEAL_MODEL not in html and PLUM_MODEL not in html
     walker.check()
-    context.close()
+    page.context.close()

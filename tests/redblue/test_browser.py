@@ -7,22 +7,14 @@ from tests.browser.conftest import (
     DESKTOP,
     PHONE,
     chromium,  # noqa: F401 - the shared fixture
-    log_in_context,
-    offline_context,
     site,  # noqa: F401 - the shared fixture
+    walked_page,
 )
-from tests.browser.walk import Walker
 from tests.factories import make_player, make_workspace
 from tests.redblue.conftest import ROLEPLAY_ATTACK, WEAK_DEFENSE, make_red_blue
 
 TIMEOUT_MS = 15_000
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
-
-
-def player_page(chromium, site, email, viewport):  # noqa: F811
-    context = offline_context(chromium, site, viewport=viewport)
-    log_in_context(context, site, make_player(email))
-    return context.new_page()
 
 
 def logged_in_page(chromium, base_url, email):  # noqa: F811
@@ -81,13 +73,12 @@ def test_an_agent_scenario_is_played_on_the_page(site, chromium, viewport):  # n
         workspace=make_workspace("Browser agents"), name="Inbox duel", agent=copy.deepcopy(INBOX)
     )
     # The page's live socket needs the ASGI server (`site`), not pytest's WSGI live server.
-    blue, red = (
-        player_page(chromium, site, f"agent-{side}@example.com", viewport)
+    walkers = dict(
+        walked_page(chromium, site, viewport, make_player(f"agent-{side}@example.com"))
         for side in ("blue", "red")
     )
-    walkers = {}
+    blue, red = walkers
     for page in (blue, red):
-        walkers[page] = Walker(page, site)
         page.goto(f"{site}/red-blue/{challenge.id}/")
         walkers[page].check()
         assert "calls send_email" in page.inner_text("#agent-scenario")
