@@ -7,32 +7,41 @@ import time
 from dataclasses import dataclass
 from datetime import UTC
 
+import psycopg
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import connection
 from django.db.models import F
 from django.utils import timezone
 
 from challenges.models import PROMPT_MAX_CHARS, Challenge, ChallengeAttempt, Secret
 from challenges.selectors.leaderboards import leaderboard_rank
 from challenges.selectors.levels import level_locked_reason
-from challenges.services.attempts import attempt_record
-from challenges.services.budgets import Meter, budget_hold, budget_release
+from challenges.services.attempts import attempt_build, attempt_record, own_text_kept
+from challenges.services.budgets import (
+    Meter,
+    budget_hold,
+    budget_release,
+    judge_use_priced,
+    spend_amounts,
+)
 from challenges.services.defences import (
     DefenceFired,
     input_defence_fired,
-    output_defences_check,
     output_defences_check_async,
 )
 from challenges.services.evaluation import (
     attempt_custom_score,
     attempt_custom_score_async,
-    challenge_evaluate,
     challenge_evaluate_async,
 )
+from challenges.services.recording import AttemptRecord, Outcome, record_in_one_statement
 from challenges.services.secrets import fill_secret, secret_value_for
 from challenges.targets import Target, roster, target_pick
+from core.aio_clients import postgres_in_use
 from core.disguises import normalise, secret_shows_in
 from core.errors import ApplicationError
+from core.fastlane import lane_counts
 from core.ratelimit import (
     InFlightClaim,
     in_flight_claim,
@@ -46,7 +55,6 @@ from judging.targets import (
     TargetConfig,
     TargetError,
     TargetReply,
-    complete,
     complete_async,
     rough_token_count,
 )
@@ -188,6 +196,9 @@ class PlayPlan:
     meter: Meter | None = None
     # The codename of the target played (several targets), stored on the attempt.
     codename: str = ""
+    # Planned inside a transaction (a caller's atomic block): recorded in it, on this
+    # connection, since the recorder's own connection would not see its rows.
+    in_transaction: bool = False
 
 
 def _play_plan(
@@ -213,6 +224,7 @@ def _play_plan(
         system_prompt=fill_secret(challenge.system_prompt, secret),
         target_config=target_config_for(challenge=challenge, target=target),
         codename=target.codename,
+        in_transaction=connection.in_atomic_block,
     )
 
 
@@ -233,12 +245,8 @@ def play_record(
     defence: DefenceFired | None = None,
     answer: str = "",
 ) -> PlayResult:
+    """Record a finished play on the full path (`attempt_record`), in a transaction of its own."""
     meter = plan.meter
-    cost = (
-        meter.cost(tokens_total=reply.tokens_total, input_text=plan.system_prompt + prompt)
-        if meter
-        else None
-    )
     try:
         attempt = attempt_record(
             challenge=plan.challenge,
@@ -253,12 +261,112 @@ def play_record(
             disclosed_secret=_reply_disclosed(plan=plan, prompt=prompt, reply=reply),
             own_text=(prompt or answer, reply.text),
             codename=plan.codename,
-            cost=cost,
+            cost=_cost(plan=plan, prompt=prompt, reply=reply),
             meter=meter,
         )
     finally:
         # Settled with the attempt; a refused or repeated one leaves its hold to drop here.
         budget_release(meter)
+    return _play_result(plan=plan, attempt=attempt, reply=reply, defence=defence)
+
+
+async def play_record_async(
+    *,
+    plan: PlayPlan,
+    prompt: str,
+    reply: TargetReply,
+    verdict: Verdict,
+    custom_score: float | None,
+    source: str,
+    defence: DefenceFired | None = None,
+    answer: str = "",
+) -> PlayResult:
+    """Record a finished play through the recorder (challenges/services/recording.py): the
+    attempt, the player's own copy of its text, its spend and its budget hold dropped, with
+    the plays of other players that finish meanwhile, in one statement.
+
+    A win or an attempt under review takes the full path (`play_record`): its proof, the
+    copy check, the board's events and pushes, the review are written there; so does a play
+    planned in a transaction, and one whose player the recorder finds changed (linked)."""
+    record = {
+        "plan": plan,
+        "prompt": prompt,
+        "reply": reply,
+        "verdict": verdict,
+        "custom_score": custom_score,
+        "source": source,
+        "defence": defence,
+        "answer": answer,
+    }
+    if verdict.passed or verdict.under_review or plan.in_transaction or not postgres_in_use():
+        return await run_orm(play_record, **record)
+    if verdict.usage or verdict.check_usage:
+        # Priced at the workspace's prices of the judges' models: one read.
+        verdict, judge_use = await run_orm(
+            judge_use_priced, verdict=verdict, workspace_id=plan.challenge.workspace_id
+        )
+    else:
+        verdict, judge_use = judge_use_priced(verdict=verdict, workspace_id=None)
+    cost = _cost(plan=plan, prompt=prompt, reply=reply)
+    attempt, standing = attempt_build(
+        challenge=plan.challenge,
+        end_user=plan.end_user,
+        verdict=verdict,
+        prompt=prompt,
+        response=reply.text,
+        tokens_total=reply.tokens_total,
+        elapsed_ms=reply.elapsed_ms,
+        source=source,
+        custom_score=custom_score,
+        secret=plan.secret,
+        disclosed_secret=_reply_disclosed(plan=plan, prompt=prompt, reply=reply),
+        cost=cost,
+        codename=plan.codename,
+        judge_use=judge_use,
+    )
+    meter = plan.meter
+    outcome = await _recorded(
+        AttemptRecord(
+            attempt=attempt,
+            rank_value=standing.rank_value,
+            own_text=own_text_kept(
+                attempt=attempt, own_text=(prompt or answer, reply.text), secret=plan.secret
+            ),
+            spend=(
+                spend_amounts(tokens=reply.tokens_total, cost=cost, judge=judge_use)
+                if meter is not None
+                else None
+            ),
+            hold_id=meter.hold_id if meter is not None else None,
+        )
+    )
+    if outcome is not Outcome.RECORDED:
+        return await run_orm(play_record, **record)
+    return await run_orm(_play_result, plan=plan, attempt=attempt, reply=reply, defence=defence)
+
+
+async def _recorded(record: AttemptRecord) -> Outcome:
+    """What the recorder did with the play; STALE (the full path records it) when it
+    could not say: nothing of a statement that failed was written."""
+    try:
+        outcome = await record_in_one_statement(record)
+    except (psycopg.Error, ApplicationError):
+        logger.warning("Play: the recorder failed, the full path records", exc_info=True)
+        outcome = Outcome.STALE
+    lane_counts[f"play_recording:{outcome.value}"] += 1
+    return outcome
+
+
+def _cost(*, plan: PlayPlan, prompt: str, reply: TargetReply):
+    meter = plan.meter
+    if meter is None:
+        return None
+    return meter.cost(tokens_total=reply.tokens_total, input_text=plan.system_prompt + prompt)
+
+
+def _play_result(
+    *, plan: PlayPlan, attempt: ChallengeAttempt, reply: TargetReply, defence: DefenceFired | None
+) -> PlayResult:
     # SPEC §4c "the win is seen": only the player whose attempt drew the secret out gets
     # the reply as the model gave it; what is stored and shown to anyone else is masked.
     # In guess mode the player reads the secret out of their own reply and types it in.
@@ -283,78 +391,6 @@ def _reply_disclosed(*, plan: PlayPlan, prompt: str, reply: TargetReply) -> bool
     if secret_shows_in(prompt, plan.secret) is not None:
         return False
     return secret_shows_in(reply.text, plan.secret) is not None
-
-
-def attempt_play(
-    *,
-    challenge: Challenge,
-    account: AbstractBaseUser,
-    prompt: str,
-    ip: str,
-    source: str = ChallengeAttempt.Source.WEB,
-    codename: str = "",
-) -> PlayResult:
-    """Run the player's prompt against the challenge's target, judge it and record it.
-
-    Nothing is written unless the target answered and the verdict is known, so a failed
-    call leaves no half-made attempt behind. Views use `attempt_play_async`.
-    """
-    _check_playable(challenge=challenge, prompt=prompt)
-    _check_rate_limits(challenge=challenge, account=account, ip=ip)
-    plan = _play_plan(challenge=challenge, account=account, codename=codename)
-    defence = input_defence_fired(defences=challenge.defences, prompt=prompt)
-    if defence:
-        reply, verdict = refused_reply(defence, reply=None, prompt=prompt)
-        return play_record(
-            plan=plan,
-            prompt=prompt,
-            reply=reply,
-            verdict=verdict,
-            custom_score=None,
-            source=source,
-            defence=defence,
-        )
-    try:
-        reply = complete(
-            system_prompt=plan.system_prompt,
-            prompt=prompt,
-            user=plan.end_user.external_id,
-            config=plan.target_config,
-        )
-    except TargetError as exc:
-        raise target_failed(challenge=challenge, error=exc) from None
-    check = output_defences_check(defences=challenge.defences, reply=reply.text, secret=plan.secret)
-    defence = check.fired
-    if defence or challenge.answer_mode == Challenge.AnswerMode.GUESS:
-        reply, verdict = refused_reply(defence, reply=reply)
-        return play_record(
-            plan=plan,
-            prompt=prompt,
-            reply=reply,
-            verdict=dataclasses.replace(verdict, check_usage=check.usage),
-            custom_score=None,
-            source=source,
-            defence=defence,
-        )
-    verdict = challenge_evaluate(
-        challenge=challenge, end_user=plan.end_user, output=reply.text, prompt=prompt
-    )
-    # The reviewer's (llm_check) judge calls are the attempt's too.
-    verdict = dataclasses.replace(verdict, check_usage=verdict.check_usage + check.usage)
-    custom_score = attempt_custom_score(
-        challenge=challenge,
-        verdict=verdict,
-        tokens_total=reply.tokens_total,
-        elapsed_ms=reply.elapsed_ms,
-    )
-    return play_record(
-        plan=plan,
-        prompt=prompt,
-        reply=reply,
-        verdict=verdict,
-        custom_score=custom_score,
-        source=source,
-    )
 
 
 def reply_with_wall_time(reply: TargetReply, *, started: float) -> TargetReply:
@@ -422,8 +458,11 @@ async def attempt_play_async(
     source: str = ChallengeAttempt.Source.WEB,
     codename: str = "",
 ) -> PlayResult:
-    """`attempt_play` for async views (SPEC §4c): no thread and no database connection
-    waits on the model.
+    """Run the player's prompt against the challenge's target, judge it and record it
+    (SPEC §4c): no thread and no database connection waits on the model.
+
+    Nothing is written unless the target answered and the verdict is known, so a failed
+    call leaves no half-made attempt behind.
 
     The ORM runs before and after the awaits, on the request's thread, which hands its
     connection back in between. A player has at most IN_FLIGHT_ATTEMPTS_PER_PLAYER
@@ -444,8 +483,7 @@ async def attempt_play_async(
         raise
     finally:
         await run_orm(in_flight_release, claim)
-    return await run_orm(
-        play_record,
+    return await play_record_async(
         plan=plan,
         prompt=prompt,
         reply=reply,
@@ -568,22 +606,9 @@ def _disclosing_prompt(*, challenge: Challenge, end_user: EndUser) -> dict:
     return found or {"tokens_total": None, "elapsed_ms": None}
 
 
-def attempt_guess(
-    *,
-    challenge: Challenge,
-    account: AbstractBaseUser,
-    answer: str,
-    ip: str,
-    source: str = ChallengeAttempt.Source.WEB,
-) -> PlayResult:
-    """A player's answer in `guess` mode (SPEC §4c), compared after NFKC + casefold + trim.
-
-    A right guess is the successful attempt. It is ranked by the player's best prompt
-    whose reply disclosed the secret to them (its tokens, its time); a right guess no
-    reply of theirs disclosed solves the challenge but ranks after every disclosed one on
-    `fewest_tokens` and `fastest`. A wrong guess is a failed attempt. Both count against
-    the same rate limits as prompts.
-    """
+def _guess_judged(
+    *, challenge: Challenge, account: AbstractBaseUser, answer: str, ip: str
+) -> tuple[PlayPlan, TargetReply, Verdict, float | None]:
     if challenge.answer_mode != Challenge.AnswerMode.GUESS:
         raise ApplicationError(
             "This challenge judges the model's reply; it has no answer box.",
@@ -612,7 +637,29 @@ def attempt_guess(
     reply = TargetReply(
         text="", tokens_total=disclosing["tokens_total"], elapsed_ms=disclosing["elapsed_ms"]
     )
-    return play_record(
+    return plan, reply, verdict, custom_score
+
+
+async def attempt_guess_async(
+    *,
+    challenge: Challenge,
+    account: AbstractBaseUser,
+    answer: str,
+    ip: str,
+    source: str = ChallengeAttempt.Source.WEB,
+) -> PlayResult:
+    """A player's answer in `guess` mode (SPEC §4c), compared after NFKC + casefold + trim.
+
+    A right guess is the successful attempt. It is ranked by the player's best prompt
+    whose reply disclosed the secret to them (its tokens, its time); a right guess no
+    reply of theirs disclosed solves the challenge but ranks after every disclosed one on
+    `fewest_tokens` and `fastest`. A wrong guess is a failed attempt. Both count against
+    the same rate limits as prompts.
+    """
+    plan, reply, verdict, custom_score = await run_orm(
+        _guess_judged, challenge=challenge, account=account, answer=answer, ip=ip
+    )
+    return await play_record_async(
         plan=plan,
         prompt="",
         reply=reply,

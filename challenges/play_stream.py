@@ -22,7 +22,7 @@ from challenges.play import (
     PlayPlan,
     PlayResult,
     in_flight_expiry_seconds,
-    play_record,
+    play_record_async,
     play_start,
     refused_reply,
     reply_judge,
@@ -165,8 +165,7 @@ async def attempt_play_stream(*, started: StartedPlay) -> AsyncIterator[str | Pl
     if defence:
         # The input filter refuses before the model is asked, as on every other path.
         reply, verdict = refused_reply(defence, reply=None, prompt=prompt)
-        yield await run_orm(
-            play_record,
+        yield await play_record_async(
             plan=plan,
             prompt=prompt,
             reply=reply,
@@ -197,8 +196,7 @@ async def attempt_play_stream(*, started: StartedPlay) -> AsyncIterator[str | Pl
         raise
     finally:
         await run_orm(in_flight_release, claim)
-    yield await run_orm(
-        play_record,
+    yield await play_record_async(
         plan=plan,
         prompt=prompt,
         reply=reply,

@@ -15,7 +15,7 @@ from challenges.models import PROMPT_MAX_CHARS, Challenge, ChallengeAttempt, Hin
 from challenges.modes import play_mode_for
 from challenges.play import (
     ANSWER_MAX_CHARS,
-    attempt_guess,
+    attempt_guess_async,
     challenge_closed_reason,
 )
 from challenges.selectors.attempts import attempts_of_player
@@ -206,15 +206,15 @@ async def challenge_play(request, slug: str):
 
 @require_POST
 @login_required
-def challenge_guess(request, slug: str):
+async def challenge_guess(request, slug: str):
     """The answer box of a guess-mode challenge (SPEC §4c); no model is called."""
-    challenge = _visible(slug)
+    challenge = await run_orm(_visible, slug)
     outcome: dict = {"answer": request.POST.get("answer", "")}
     status, headers = 200, {}
     try:
-        outcome["result"] = attempt_guess(
+        outcome["result"] = await attempt_guess_async(
             challenge=challenge,
-            account=request.user,
+            account=await request.auser(),
             answer=outcome["answer"],
             ip=client_ip(request),
             source=ChallengeAttempt.Source.WEB,
@@ -223,7 +223,7 @@ def challenge_guess(request, slug: str):
     except ApplicationError as exc:
         outcome["error"] = exc.message
         status, headers = exc.status, exc.headers
-    return _play_response(request, challenge, outcome, status, headers)
+    return await run_orm(_play_response, request, challenge, outcome, status, headers)
 
 
 @require_POST

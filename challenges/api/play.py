@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from challenges.api.serializers import StrictSerializer
 from challenges.models import PROMPT_MAX_CHARS, AttemptOwnText, ChallengeAttempt
 from challenges.modes import play_mode_for
-from challenges.play import ANSWER_MAX_CHARS, attempt_guess
+from challenges.play import ANSWER_MAX_CHARS, attempt_guess_async
 from challenges.selectors.attempts import attempts_of_player_queryset
 from challenges.selectors.challenges import challenges_to_play
 from core.api import MoneyField, object_or_404, paginated_response
@@ -189,8 +189,7 @@ class GuessCreateApi(AsyncApiView):
         challenge = await run_orm(object_or_404, challenges_to_play(), challenge_id)
         serializer = self.GuessInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        result = await run_orm(
-            attempt_guess,
+        result = await attempt_guess_async(
             challenge=challenge,
             account=request.user,
             answer=serializer.validated_data["answer"],

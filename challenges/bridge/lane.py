@@ -2,10 +2,10 @@
 
 It answers a Bearer-keyed, well-formed call for a stored rules challenge with the full
 path's answer, status and headers: key and player rate limits (one Redis round trip),
-stored-answer replay, the rules evaluator with the echo rule, masking, and one SQL
-statement recording delivery and attempt (`recording.py`), then a win's signed proof
-(`proof_issue_for_attempt`); a win that a live board shows, or that writes an event, is
-recorded by the full path's `evaluation_finish`.
+stored-answer replay, the rules evaluator with the echo rule, masking, and the recorder
+(challenges/services/recording.py: delivery and attempt in one SQL statement), then a
+win's signed proof (`proof_issue_for_attempt`); a win that a live board shows, or that
+writes an event, is recorded by the full path's `evaluation_finish`.
 Anything else is handed to Django unchanged — a signed call, an inline rule, an llm-judge
 or plugin challenge, a level of an in-order collection, a challenge with prerequisites, a
 challenge that checks wins for near-copies (`copy_policy`, SPEC §10), a player over the
@@ -43,6 +43,13 @@ from challenges.services.attempts import attempt_build
 from challenges.services.budgets import challenge_budgeted
 from challenges.services.evaluation import challenge_evaluate_async
 from challenges.services.proofs import proof_issue_for_attempt
+from challenges.services.recording import (
+    AttemptRecord,
+    Delivery,
+    Held,
+    Outcome,
+    record_in_one_statement,
+)
 from challenges.services.secrets import player_secret
 from challenges.targets import has_several_targets
 from core.aio_clients import (
@@ -361,26 +368,27 @@ async def _evaluate_and_record(
         "attempt_id": str(attempt.id),
     }
 
-    record = recording.LaneRecord(
-        key_id=key.pk,
-        workspace_id=key.workspace_id,
-        challenge_id=challenge.id,
-        challenge_updated_at=challenge.updated_at,
-        workspace_updated_at=challenge.workspace.updated_at,
-        secret_ref=challenge.secret_ref,
-        secret_updated_at=entry.secret_updated_at,
-        identity_id=player.identity_id,
-        linked_to_id=player.linked_to_id,
-        player_id=player.end_user.id,
-        account_id=player.end_user.account_id,
+    record = AttemptRecord(
         attempt=attempt,
         rank_value=standing.rank_value,
-        endpoint=services.EVALUATOR,
-        workflow_run_id=call.workflow_run_id,
-        response=body,
+        held=Held(
+            key_id=key.pk,
+            challenge_updated_at=challenge.updated_at,
+            workspace_updated_at=challenge.workspace.updated_at,
+            secret_ref=challenge.secret_ref,
+            secret_updated_at=entry.secret_updated_at,
+            identity_id=player.identity_id,
+            linked_to_id=player.linked_to_id,
+        ),
+        delivery=Delivery(
+            key_id=key.pk,
+            endpoint=services.EVALUATOR,
+            workflow_run_id=call.workflow_run_id,
+            response=body,
+        ),
     )
     try:
-        outcome = await recording.record_in_one_statement(record)
+        outcome = await record_in_one_statement(record)
     except psycopg.Error as error:
         if postgres_unreachable(error):
             raise
@@ -389,17 +397,17 @@ async def _evaluate_and_record(
         logger.warning("Bridge lane: recording failed, Django's path answers", exc_info=True)
         return None
     lane_counts[f"bridge_recording:{outcome.value}"] += 1
-    if outcome is recording.Outcome.STALE:
+    if outcome is Outcome.STALE:
         lane_caches_clear()
         return None
-    if outcome is recording.Outcome.REPLAYED:
+    if outcome is Outcome.REPLAYED:
         stored = await recording.stored_response(
             workspace_id=key.workspace_id,
             endpoint=services.EVALUATOR,
             workflow_run_id=call.workflow_run_id,
         )
         return services.BridgeAnswer(stored, replayed=True) if stored is not None else None
-    if outcome is recording.Outcome.BOARD_CHANGED:
+    if outcome is Outcome.BOARD_CHANGED:
         # Safe to run twice: a delivery already stored is replayed.
         return await _orm(
             services.evaluation_finish,

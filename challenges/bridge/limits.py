@@ -43,3 +43,9 @@ def rate_limit_count(rate: RateLimit) -> None:
 def key_use_due(last_used_at: Any, now: Any) -> bool:
     """Whether a key last used at `last_used_at` gets its use written at `now`."""
     return last_used_at is None or now - last_used_at > KEY_USE_RESOLUTION
+
+
+def key_use_due_sql(*, last_used: str, now: str) -> str:
+    """SQL of `key_use_due`: a key last used at `last_used` gets its use written at `now`."""
+    seconds = int(KEY_USE_RESOLUTION.total_seconds())
+    return f"({last_used} IS NULL OR {now} - {last_used} > interval '{seconds} seconds')"

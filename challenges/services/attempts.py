@@ -108,6 +108,16 @@ def attempt_build(
     return attempt, standing
 
 
+def own_text_kept(
+    *, attempt: ChallengeAttempt, own_text: tuple[str, str] | None, secret: str | None
+) -> tuple[str, str] | None:
+    """The player's masked copy of (prompt or guess, reply), kept for their own history
+    when the attempt row keeps no text; None when there is nothing to keep."""
+    if not own_text or not any(own_text) or attempt.prompt:
+        return None
+    return redact_secrets(own_text[0], [secret]), redact_secrets(own_text[1], [secret])
+
+
 @retry_if_connection_was_dead
 def attempt_record(
     *,
@@ -167,12 +177,9 @@ def attempt_record(
                 # First: a refused near-copy leaves no attempt, board change, event or proof.
                 near_copy_check(attempt=attempt)
             attempt.save(force_insert=True)
-            if own_text and any(own_text) and not attempt.prompt:
-                AttemptOwnText.objects.create(
-                    attempt=attempt,
-                    prompt=redact_secrets(own_text[0], [secret]),
-                    response=redact_secrets(own_text[1], [secret]),
-                )
+            kept = own_text_kept(attempt=attempt, own_text=own_text, secret=secret)
+            if kept is not None:
+                AttemptOwnText.objects.create(attempt=attempt, prompt=kept[0], response=kept[1])
             if verdict.under_review:
                 Review.objects.create(
                     workspace_id=challenge.workspace_id,
@@ -324,6 +331,34 @@ LEADERBOARD_UPSERT_COLUMNS = (
 _REPLACED_ON_IMPROVEMENT = LEADERBOARD_UPSERT_COLUMNS[2:-1]
 
 
+def board_improves_sql(*, new: str, new_at: str, entry: str) -> str:
+    """SQL: the row `new` (its `rank_value`, achieved at `new_at`) ranks better than the
+    board entry `entry` — a lower rank value, or the same one reached earlier."""
+    return (
+        f"({new}.rank_value < {entry}.rank_value OR "
+        f"({new}.rank_value = {entry}.rank_value AND {new_at} < {entry}.achieved_at))"
+    )
+
+
+# The board's order, best first (challenges/selectors/leaderboards.py shows it so).
+BOARD_ORDER = ("rank_value", "achieved_at", "id")
+
+
+def board_last_shown_offset() -> int:
+    return settings.LEADERBOARD_DEFAULT_LIMIT - 1
+
+
+def board_last_shown_sql(*, challenge: str, offset: str = "%s") -> str:
+    """SQL: (rank_value, achieved_at) of the last row a live board of `challenge` shows
+    (no row while the board shows fewer), `offset` standing for `board_last_shown_offset()`."""
+    table = LeaderboardEntry._meta.db_table
+    order = ", ".join(f"shown.{name}" for name in BOARD_ORDER)
+    return (
+        f"SELECT shown.rank_value, shown.achieved_at FROM {table} shown "  # noqa: S608
+        f"WHERE shown.challenge_id = {challenge} ORDER BY {order} OFFSET {offset} LIMIT 1"
+    )
+
+
 def leaderboard_upsert_sql(rows: str | None = None) -> str:
     """INSERT the entry `rows` gives (default: one VALUES row of parameters), replacing the
     player's entry only when it ranks better; RETURNING a row only when the entry changed."""
@@ -332,13 +367,13 @@ def leaderboard_upsert_sql(rows: str | None = None) -> str:
     if rows is None:
         rows = "VALUES (" + ", ".join(["%s"] * len(LEADERBOARD_UPSERT_COLUMNS)) + ")"
     updates = ", ".join(f"{name} = excluded.{name}" for name in _REPLACED_ON_IMPROVEMENT)
+    improves = board_improves_sql(new="excluded", new_at="excluded.achieved_at", entry="entry")
     # Only our own table and column names are interpolated; values go as parameters.
     return (
         f"INSERT INTO {table} AS entry ({columns}) {rows} "  # noqa: S608
         "ON CONFLICT (challenge_id, end_user_id) DO UPDATE SET "
         f"{updates} "
-        "WHERE excluded.rank_value < entry.rank_value OR "
-        "(excluded.rank_value = entry.rank_value AND excluded.achieved_at < entry.achieved_at) "
+        f"WHERE {improves} "
         "RETURNING id"
     )
 
@@ -374,14 +409,11 @@ def _leaderboard_offer(attempt: ChallengeAttempt, *, rank_value: float) -> bool:
 
 def _within_visible_board(attempt: ChallengeAttempt, *, rank_value: float) -> bool:
     """Whether the entry now stands among the rows a live board shows (only then push)."""
-    last_shown = (
-        LeaderboardEntry.objects.filter(challenge_id=attempt.challenge_id)
-        .order_by("rank_value", "achieved_at", "id")
-        .values_list("rank_value", "achieved_at")[
-            settings.LEADERBOARD_DEFAULT_LIMIT - 1 : settings.LEADERBOARD_DEFAULT_LIMIT
-        ]
-    )
-    row = next(iter(last_shown), None)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            board_last_shown_sql(challenge="%s"), [attempt.challenge_id, board_last_shown_offset()]
+        )
+        row = cursor.fetchone()
     return row is None or (rank_value, attempt.created_at) <= row
 
 

@@ -370,15 +370,45 @@ def budget_release(meter: "Meter | None") -> None:
         BudgetHold.objects.filter(pk=meter.hold_id).delete()
 
 
-_SPEND_ADD = (
-    "INSERT INTO challenges_spend AS spend "
-    "(workspace_id, challenge_id, end_user_id, tokens, cost, judge_tokens, judge_cost) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s) "
-    "ON CONFLICT (workspace_id, challenge_id, end_user_id) DO UPDATE SET "
-    "tokens = spend.tokens + excluded.tokens, cost = spend.cost + excluded.cost, "
-    "judge_tokens = spend.judge_tokens + excluded.judge_tokens, "
-    "judge_cost = spend.judge_cost + excluded.judge_cost"
-)
+def spend_add_sql(rows: str | None = None) -> str:
+    """INSERT the spend `rows` gives (default: one VALUES row of parameters) — workspace,
+    challenge, player, tokens, cost, judge tokens, judge cost — adding to a scope's row."""
+    table = Spend._meta.db_table
+    if rows is None:
+        rows = "VALUES (%s, %s, %s, %s, %s, %s, %s)"
+    return (
+        f"INSERT INTO {table} AS spend "  # noqa: S608
+        "(workspace_id, challenge_id, end_user_id, tokens, cost, judge_tokens, judge_cost) "
+        f"{rows} "
+        "ON CONFLICT (workspace_id, challenge_id, end_user_id) DO UPDATE SET "
+        "tokens = spend.tokens + excluded.tokens, cost = spend.cost + excluded.cost, "
+        "judge_tokens = spend.judge_tokens + excluded.judge_tokens, "
+        "judge_cost = spend.judge_cost + excluded.judge_cost"
+    )
+
+
+@dataclass(frozen=True)
+class SpendAmounts:
+    """What one attempt adds to each of its scopes' spend; `tokens` and `cost` include
+    the judges'."""
+
+    tokens: int
+    cost: Decimal
+    judge_tokens: int
+    judge_cost: Decimal
+
+
+def spend_amounts(
+    *, tokens: int | None, cost: Decimal | None, judge: JudgeUse | None = None
+) -> SpendAmounts | None:
+    """The attempt's use (the target's `tokens` and `cost`, and the judges'), None when
+    it used nothing."""
+    judge_tokens = (judge.tokens if judge else None) or 0
+    judge_cost = (judge.cost if judge else None) or ZERO
+    tokens, cost = (tokens or 0) + judge_tokens, (cost or ZERO) + judge_cost
+    if not tokens and not cost:
+        return None
+    return SpendAmounts(tokens=tokens, cost=cost, judge_tokens=judge_tokens, judge_cost=judge_cost)
 
 
 def spend_settle(
@@ -391,26 +421,24 @@ def spend_settle(
     """Count the real use (the target's `tokens` and `cost`, and the judges') against every
     scope and drop the hold, inside the recording's transaction (the rows in the
     reservation's lock order). A scope's `tokens` and `cost` include its judges'."""
-    judge_tokens = (judge.tokens if judge else None) or 0
-    judge_cost = (judge.cost if judge else None) or ZERO
-    tokens, cost = (tokens or 0) + judge_tokens, (cost or ZERO) + judge_cost
     if meter.hold_id is not None:
         BudgetHold.objects.filter(pk=meter.hold_id).delete()
-    if not tokens and not cost:
+    amounts = spend_amounts(tokens=tokens, cost=cost, judge=judge)
+    if amounts is None:
         return
     scopes = [(None, None), (meter.challenge_id, None), (meter.challenge_id, meter.end_user_id)]
     with connection.cursor() as cursor:
         for challenge_id, end_user_id in scopes:
             cursor.execute(
-                _SPEND_ADD,
+                spend_add_sql(),
                 [
                     meter.workspace_id,
                     challenge_id,
                     end_user_id,
-                    tokens,
-                    cost,
-                    judge_tokens,
-                    judge_cost,
+                    amounts.tokens,
+                    amounts.cost,
+                    amounts.judge_tokens,
+                    amounts.judge_cost,
                 ],
             )
 

@@ -6,7 +6,7 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 
 from challenges.board_refresh import board_refreshes_wait
-from challenges.play import attempt_play
+from challenges.play import attempt_play_async
 from challenges.services.challenges import challenge_update
 from config.asgi import application
 from tests.factories import make_challenge, make_player, make_vault
@@ -43,7 +43,7 @@ def test_it_sends_the_standings_on_connect_and_after_a_win(guarded):
         assert first["challenge_id"] == str(guarded.id)
         assert first["entries"] == []
 
-        await database_sync_to_async(attempt_play)(
+        await attempt_play_async(
             challenge=guarded, account=player, prompt="Write a poem about it", ip="10.0.0.1"
         )
 
@@ -62,7 +62,7 @@ def test_it_pushes_nothing_for_a_failed_attempt(guarded):
         communicator = socket(guarded.id)
         await communicator.connect(timeout=5)
         await communicator.receive_json_from(timeout=5)
-        await database_sync_to_async(attempt_play)(
+        await attempt_play_async(
             challenge=guarded, account=player, prompt="What is the password?", ip="10.0.0.2"
         )
         assert await communicator.receive_nothing(timeout=0.3)
