@@ -10,13 +10,17 @@ process) that answers every chat completion after `--delay` seconds and counts t
 in flight. Each player sends attempts one after another to
 POST /web/api/challenges/{id}/attempts; alongside, GET / is requested 5 times a second.
 Prints attempts/s against the ideal (players / delay), the most model calls ever in
-flight, and the home page's p50/p99. Everything runs on this machine and stops by itself.
+flight, the home page's p50/p99, the load average before the run, and the CPU each recorded
+attempt cost the site's processes and the bench database's PostgreSQL backends (from /proc,
+over the run; the page views' share included). Everything runs on this machine and stops
+by itself.
 """
 
 import argparse
 import asyncio
 import json
 import logging
+import os
 import statistics
 import subprocess
 import sys
@@ -29,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.database import bench_django_setup  # noqa: E402
 from bench.serving import site_environment, stop, uvicorn_start, wait_for  # noqa: E402
+from bench.throughput import cpu_sample  # noqa: E402
 
 MODEL_PORT_DEFAULT = 18671
 
@@ -225,10 +230,14 @@ def main() -> None:
     model_stats = f"http://127.0.0.1:{args.model_port}/stats"
     wait_for(model_stats, model, "the model server")
     site = serve_site(args.port, args.workers, f"http://127.0.0.1:{args.model_port}/v1")
+    database = os.environ["DATABASE_URL"].rsplit("/", 1)[-1]
+    load = os.getloadavg()
     try:
+        before = cpu_sample([site.pid], database)
         elapsed, recorded, statuses, pages, page_statuses = asyncio.run(
             drive(args.port, challenge_id=challenge_id, tokens=tokens, seconds=args.seconds)
         )
+        used = cpu_sample([site.pid], database) - before
         with urllib.request.urlopen(model_stats, timeout=5) as answer:
             stats = json.loads(answer.read())
     finally:
@@ -246,6 +255,11 @@ def main() -> None:
         f"{100 * recorded / elapsed / ideal:.0f}%)"
     )
     print(f"most model calls in flight: {stats['most_in_flight']} (of {args.players} players)")
+    print(
+        f"CPU per recorded attempt: site {1000 * used.app / max(recorded, 1):.2f} ms, "
+        f"bench database backends {1000 * used.bench_backends / max(recorded, 1):.2f} ms; "
+        f"load average before the run {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}"
+    )
     print(
         f"home page ({len(pages)} views, statuses {dict(sorted(page_statuses.items()))}): "
         f"p50 {1000 * statistics.median(pages):.0f} ms, p99 {1000 * percentile(pages, 0.99):.0f} ms"

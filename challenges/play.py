@@ -17,13 +17,11 @@ from django.utils import timezone
 from challenges.models import PROMPT_MAX_CHARS, Challenge, ChallengeAttempt, Secret
 from challenges.selectors.leaderboards import leaderboard_rank
 from challenges.selectors.levels import level_locked_reason
-from challenges.services.attempts import attempt_build, attempt_record, own_text_kept
+from challenges.services.attempts import attempt_record
 from challenges.services.budgets import (
     Meter,
     budget_hold,
     budget_release,
-    judge_use_priced,
-    spend_amounts,
 )
 from challenges.services.defences import (
     DefenceFired,
@@ -35,7 +33,7 @@ from challenges.services.evaluation import (
     attempt_custom_score_async,
     challenge_evaluate_async,
 )
-from challenges.services.recording import AttemptRecord, Outcome, record_in_one_statement
+from challenges.services.recording import Outcome, attempt_record_async
 from challenges.services.secrets import fill_secret, secret_value_for
 from challenges.targets import Target, roster, target_pick
 from core.aio_clients import postgres_in_use
@@ -300,61 +298,32 @@ async def play_record_async(
     }
     if verdict.passed or verdict.under_review or plan.in_transaction or not postgres_in_use():
         return await run_orm(play_record, **record)
-    if verdict.usage or verdict.check_usage:
-        # Priced at the workspace's prices of the judges' models: one read.
-        verdict, judge_use = await run_orm(
-            judge_use_priced, verdict=verdict, workspace_id=plan.challenge.workspace_id
+    try:
+        outcome, attempt = await attempt_record_async(
+            challenge=plan.challenge,
+            end_user=plan.end_user,
+            verdict=verdict,
+            secret=plan.secret,
+            prompt=prompt,
+            response=reply.text,
+            tokens_total=reply.tokens_total,
+            elapsed_ms=reply.elapsed_ms,
+            source=source,
+            custom_score=custom_score,
+            disclosed_secret=_reply_disclosed(plan=plan, prompt=prompt, reply=reply),
+            own_text=(prompt or answer, reply.text),
+            cost=_cost(plan=plan, prompt=prompt, reply=reply),
+            meter=plan.meter,
+            codename=plan.codename,
         )
-    else:
-        verdict, judge_use = judge_use_priced(verdict=verdict, workspace_id=None)
-    cost = _cost(plan=plan, prompt=prompt, reply=reply)
-    attempt, standing = attempt_build(
-        challenge=plan.challenge,
-        end_user=plan.end_user,
-        verdict=verdict,
-        prompt=prompt,
-        response=reply.text,
-        tokens_total=reply.tokens_total,
-        elapsed_ms=reply.elapsed_ms,
-        source=source,
-        custom_score=custom_score,
-        secret=plan.secret,
-        disclosed_secret=_reply_disclosed(plan=plan, prompt=prompt, reply=reply),
-        cost=cost,
-        codename=plan.codename,
-        judge_use=judge_use,
-    )
-    meter = plan.meter
-    outcome = await _recorded(
-        AttemptRecord(
-            attempt=attempt,
-            rank_value=standing.rank_value,
-            own_text=own_text_kept(
-                attempt=attempt, own_text=(prompt or answer, reply.text), secret=plan.secret
-            ),
-            spend=(
-                spend_amounts(tokens=reply.tokens_total, cost=cost, judge=judge_use)
-                if meter is not None
-                else None
-            ),
-            hold_id=meter.hold_id if meter is not None else None,
-        )
-    )
+    except (psycopg.Error, ApplicationError):
+        # Nothing of a statement that failed was written.
+        logger.warning("Play: the recorder failed, the full path records", exc_info=True)
+        outcome, attempt = Outcome.STALE, None
+    lane_counts[f"play_recording:{outcome.value}"] += 1
     if outcome is not Outcome.RECORDED:
         return await run_orm(play_record, **record)
     return await run_orm(_play_result, plan=plan, attempt=attempt, reply=reply, defence=defence)
-
-
-async def _recorded(record: AttemptRecord) -> Outcome:
-    """What the recorder did with the play; STALE (the full path records it) when it
-    could not say: nothing of a statement that failed was written."""
-    try:
-        outcome = await record_in_one_statement(record)
-    except (psycopg.Error, ApplicationError):
-        logger.warning("Play: the recorder failed, the full path records", exc_info=True)
-        outcome = Outcome.STALE
-    lane_counts[f"play_recording:{outcome.value}"] += 1
-    return outcome
 
 
 def _cost(*, plan: PlayPlan, prompt: str, reply: TargetReply):

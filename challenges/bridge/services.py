@@ -10,7 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import IntegrityError, transaction
+import psycopg
+from django.db import IntegrityError, connection, transaction
 
 from challenges.bridge.limits import player_rate_limit, rate_limit_count
 from challenges.bridge.linking import bridge_link_dify_user
@@ -19,15 +20,18 @@ from challenges.modes import play_mode_for
 from challenges.selectors.challenges import challenge_in_workspace_by_ref
 from challenges.selectors.levels import level_locked_reason
 from challenges.services.attempts import attempt_record
-from challenges.services.budgets import meter_unheld
+from challenges.services.budgets import Meter, meter_unheld
 from challenges.services.evaluation import (
     ECHO_FEEDBACK,
     attempt_custom_score_async,
     challenge_evaluate_async,
 )
+from challenges.services.recording import Delivery, Outcome, attempt_record_async
 from challenges.services.secrets import secret_value_for
+from core.aio_clients import postgres_in_use
 from core.disguises import secret_shows_in
 from core.errors import ApplicationError, NotFoundError
+from core.fastlane import lane_counts
 from core.outages import retry_if_connection_was_dead
 from core.redaction import REDACTED, redact_secrets
 from core.threads import run_orm
@@ -355,6 +359,11 @@ class EvaluationPlan:
     secret: str | None
     hidden_names: list[str]
     hidden: list[str]
+    # The player's use, counted as spent and never refused: Dify already ran the model.
+    meter: Meter | None = None
+    # Planned inside a transaction (a caller's atomic block): recorded in it, on this
+    # connection, since the recorder's own connection would not see its rows.
+    in_transaction: bool = False
 
 
 @dataclass(frozen=True)
@@ -459,6 +468,8 @@ def _evaluation_start(
         secret=secret_value_for(challenge=challenge, end_user=end_user),
         hidden_names=hidden_names,
         hidden=masked_values(variables, hidden_names),
+        meter=meter_unheld(challenge=challenge, end_user=end_user) if end_user else None,
+        in_transaction=connection.in_atomic_block,
     )
 
 
@@ -631,18 +642,86 @@ async def bridge_attempt_evaluate_async(*, call: BridgeCall, plan: EvaluationPla
             tokens_total=call.tokens_total,
             elapsed_ms=call.elapsed_ms,
         )
-    return await run_orm(
-        evaluation_finish,
-        plan=plan,
-        key=call.key,
-        workflow_run_id=call.workflow_run_id,
-        output=call.output,
-        prompt=call.prompt,
-        tokens_total=call.tokens_total,
-        elapsed_ms=call.elapsed_ms,
-        verdict=verdict,
-        custom_score=custom_score,
+    finish = {
+        "plan": plan,
+        "key": call.key,
+        "workflow_run_id": call.workflow_run_id,
+        "output": call.output,
+        "prompt": call.prompt,
+        "tokens_total": call.tokens_total,
+        "elapsed_ms": call.elapsed_ms,
+        "verdict": verdict,
+        "custom_score": custom_score,
+    }
+    answer = await _recorded_answer(**finish)
+    if answer is None:
+        return await run_orm(evaluation_finish, **finish)
+    bridge_call_log(
+        call.key, EVALUATOR, call.workflow_run_id, verdict, recorded=True, challenge=plan.challenge
     )
+    return answer
+
+
+async def _recorded_answer(
+    *,
+    plan: EvaluationPlan,
+    key: BridgeKey,
+    workflow_run_id: str,
+    output: str,
+    prompt: str,
+    tokens_total: int | None,
+    elapsed_ms: int | None,
+    verdict: Verdict,
+    custom_score: float | None,
+) -> BridgeAnswer | None:
+    """The answer of a player's failed attempt recorded through the recorder
+    (challenges/services/recording.py) with its delivery, spend and key use, as the lane
+    records; None where `evaluation_finish` records (a win, a review, no player, a call
+    planned in a transaction, a player linked meanwhile)."""
+    if (
+        plan.end_user is None
+        or verdict.passed
+        or verdict.under_review
+        or plan.in_transaction
+        or not postgres_in_use()
+    ):
+        return None
+    body = answer_body(verdict=verdict, output=output, secret=plan.secret, hidden=plan.hidden)
+    try:
+        outcome, attempt = await attempt_record_async(
+            challenge=plan.challenge,
+            end_user=plan.end_user,
+            verdict=verdict,
+            secret=plan.secret,
+            prompt=redact_secrets(prompt, plan.hidden),
+            response=redact_secrets(output, plan.hidden),
+            tokens_total=tokens_total,
+            elapsed_ms=elapsed_ms,
+            source=ChallengeAttempt.Source.BRIDGE,
+            workflow_run_id=workflow_run_id,
+            custom_score=custom_score,
+            cost=plan.meter.cost(tokens_total=tokens_total, input_text=prompt),
+            meter=plan.meter,
+            delivery=Delivery(
+                key_id=key.pk, endpoint=EVALUATOR, workflow_run_id=workflow_run_id, response=body
+            ),
+        )
+    except (psycopg.Error, ApplicationError):
+        # Nothing of a statement that failed was written.
+        logger.warning("Bridge: the recorder failed, the full path records", exc_info=True)
+        return None
+    lane_counts[f"bridge_view_recording:{outcome.value}"] += 1
+    if outcome is Outcome.RECORDED:
+        return BridgeAnswer({**body, "attempt_id": str(attempt.id)})
+    if outcome is Outcome.REPLAYED:
+        stored = await run_orm(
+            _stored_answer,
+            workspace_id=key.workspace_id,
+            endpoint=EVALUATOR,
+            workflow_run_id=workflow_run_id,
+        )
+        return BridgeAnswer(stored, replayed=True) if stored is not None else None
+    return None
 
 
 async def bridge_judge_async(

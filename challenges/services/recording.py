@@ -28,6 +28,7 @@ first-blood and record events in its transaction and the live pushes after.
 """
 
 import asyncio
+import dataclasses
 import functools
 import weakref
 from dataclasses import dataclass
@@ -56,13 +57,23 @@ from challenges.models import (
     Wave,
 )
 from challenges.services.attempts import (
+    attempt_build,
     board_improves_sql,
     board_last_shown_offset,
     board_last_shown_sql,
     leaderboard_upsert_sql,
+    own_text_kept,
 )
-from challenges.services.budgets import SpendAmounts, spend_add_sql
+from challenges.services.budgets import (
+    Meter,
+    SpendAmounts,
+    judge_use_priced,
+    spend_add_sql,
+    spend_amounts,
+)
 from core.aio_clients import pg_fetch
+from core.threads import run_orm
+from judging.verdicts import Verdict
 from players.models import EndUser, Workspace
 
 
@@ -447,3 +458,75 @@ async def record_in_one_statement(record: AttemptRecord) -> Outcome:
     if batcher is None:
         batcher = _batchers[loop] = _Batcher()
     return await batcher.record(record)
+
+
+async def attempt_record_async(
+    *,
+    challenge: Challenge,
+    end_user: EndUser,
+    verdict: Verdict,
+    secret: str | None,
+    prompt: str = "",
+    response: str = "",
+    tokens_total: int | None = None,
+    elapsed_ms: int | None = None,
+    source: str = ChallengeAttempt.Source.WEB,
+    workflow_run_id: str = "",
+    custom_score: float | None = None,
+    disclosed_secret: bool = False,
+    own_text: tuple[str, str] | None = None,
+    cost=None,
+    meter: Meter | None = None,
+    codename: str = "",
+    delivery: Delivery | None = None,
+) -> tuple[Outcome, ChallengeAttempt]:
+    """`attempt_record` for a play whose player and challenge were just read (no `Held`):
+    the attempt built and priced as it builds it, recorded by the statement with the
+    player's own text, the spend (with a `meter`) and the `delivery` (its answer gets the
+    attempt's id). Only an attempt that is no win and not under review: a win's proof,
+    copy check and board events, and a review, are `attempt_record`'s. Nothing is written
+    unless the outcome is RECORDED."""
+    if verdict.passed or verdict.under_review:
+        raise ValueError("A win or an attempt under review is recorded by attempt_record.")
+    if verdict.usage or verdict.check_usage:
+        # Its judges priced at the workspace's prices: one read.
+        verdict, judge_use = await run_orm(
+            judge_use_priced, verdict=verdict, workspace_id=challenge.workspace_id
+        )
+    else:
+        verdict, judge_use = judge_use_priced(verdict=verdict, workspace_id=None)
+    attempt, standing = attempt_build(
+        challenge=challenge,
+        end_user=end_user,
+        verdict=verdict,
+        prompt=prompt,
+        response=response,
+        tokens_total=tokens_total,
+        elapsed_ms=elapsed_ms,
+        source=source,
+        idempotency_key=workflow_run_id or None,
+        workflow_run_id=workflow_run_id,
+        custom_score=custom_score,
+        secret=secret,
+        disclosed_secret=disclosed_secret,
+        cost=cost,
+        codename=codename,
+        judge_use=judge_use,
+    )
+    if delivery is not None:
+        delivery = dataclasses.replace(
+            delivery, response={**delivery.response, "attempt_id": str(attempt.id)}
+        )
+    record = AttemptRecord(
+        attempt=attempt,
+        rank_value=standing.rank_value,
+        delivery=delivery,
+        own_text=own_text_kept(attempt=attempt, own_text=own_text, secret=secret),
+        spend=(
+            spend_amounts(tokens=tokens_total, cost=cost, judge=judge_use)
+            if meter is not None
+            else None
+        ),
+        hold_id=meter.hold_id if meter is not None else None,
+    )
+    return await record_in_one_statement(record), attempt
