@@ -276,13 +276,10 @@ def _jsonb(value: Any) -> Jsonb:
     return Jsonb(value, dumps=json.dumps)
 
 
-async def _write(read: _Read, change: moves.SessionChange, **claim: Any) -> bool:
-    """Write the change if the session is still the version read; False if it is not."""
-    session = change.session
-    messages = change.messages
-    parameters = {
+def _session_fields(session: ArenaSession) -> dict[str, Any]:
+    """The statement parameters of the session's fields a change may set."""
+    return {
         "id": session.pk,
-        "version": read.version,
         "status": session.status,
         "completed_at": session.completed_at,
         "players": _jsonb(session.players),
@@ -293,6 +290,16 @@ async def _write(read: _Read, change: moves.SessionChange, **claim: Any) -> bool
         "game_category": session.game_category,
         "operator_next_index": session.operator_next_index,
         "chat_next_index": session.chat_next_index,
+    }
+
+
+async def _write(read: _Read, change: moves.SessionChange, **claim: Any) -> bool:
+    """Write the change if the session is still the version read; False if it is not."""
+    session = change.session
+    messages = change.messages
+    parameters = {
+        **_session_fields(session),
+        "version": read.version,
         "channels": [message.channel for message in messages],
         "indexes": [message.index for message in messages],
         "senders": [message.sender for message in messages],
@@ -394,21 +401,12 @@ async def session_create_lane(request: LaneRequest, send) -> bool:
             SELECT count(*) FROM s
             """,  # noqa: S608
             {
+                **_session_fields(session),
                 "type": name,
                 "options": _jsonb(type_row.options),
-                "id": session.pk,
                 "name": session.name,
                 "created_at": session.created_at,
-                "status": session.status,
                 "invites": _jsonb(session.invites),
-                "players": _jsonb(session.players),
-                "identities": _jsonb(session.player_identities),
-                "scores": _jsonb(session.scores),
-                "attributions": _jsonb(session.attributions),
-                "game_state": _jsonb(session.game_state),
-                "game_category": session.game_category,
-                "operator_next_index": session.operator_next_index,
-                "chat_next_index": session.chat_next_index,
                 "codes": [invite.code for invite in invites],
                 "positions": [invite.position for invite in invites],
             },
