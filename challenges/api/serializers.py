@@ -18,7 +18,7 @@ from challenges.targets import (
     revealed_targets,
 )
 from core.api import MoneyField, StrictSerializer
-from players.api_events import BudgetSerializer, budget_out
+from players.inputs import BudgetSerializer, budget_out
 
 
 class ChallengeInputSerializer(StrictSerializer):
