@@ -65,7 +65,7 @@ from redblue.porting.schema import (
     event_schema,
 )
 from redblue.teams.serializers import RedBlueChallengeInputSerializer
-from redblue.teams.services import (
+from redblue.teams.services.challenges import (
     RED_BLUE_FIELDS,
     red_blue_challenge_create,
     red_blue_challenge_update,

@@ -30,7 +30,8 @@ from core.threads import run_blocking, run_orm
 from players.services import end_user_for_external_id
 from redblue.models import RedBlueChallenge, Team, TeamPairing, TeamStanding, TeamSubmission
 from redblue.teams.evaluation import PairingOutcome, TargetError, pairing_evaluate
-from redblue.teams.services import pairing_complete, pairing_fail, submission_create
+from redblue.teams.services.pairings import pairing_complete, pairing_fail
+from redblue.teams.services.submissions import submission_create
 
 logger = logging.getLogger(__name__)
 
