@@ -46,6 +46,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.figures import percentile  # noqa: E402
 from bench.serving import site_environment, stop, uvicorn_start  # noqa: E402
 
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/phc_arena")
@@ -221,11 +222,6 @@ async def run(url: str, sessions: int, connections: int, mode: str) -> tuple[flo
         return time.perf_counter() - started, latencies
     finally:
         await client.close()
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 def main() -> None:
