@@ -29,7 +29,8 @@ from challenges.services.collections import (
     collection_update,
 )
 from core.api import StrictSerializer, leaderboard_limit, object_or_404, paginated_response
-from core.errors import ApplicationError, NotFoundError
+from core.errors import NotFoundError
+from players.inputs import workspace_kept
 from players.selectors import workspace_for_write, workspace_require_write
 
 # --- Serializers ----------------------------------------------------------------------
@@ -175,12 +176,7 @@ class CollectionDetailApi(ConsoleApi):
         workspace_require_write(user=request.user, workspace_id=collection.workspace_id)
         data = CollectionInputSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
-        fields = dict(data.validated_data)
-        if "workspace" in fields:
-            raise ApplicationError(
-                "A collection cannot move to another workspace.",
-                fields={"workspace": ["Read-only after creation."]},
-            )
+        fields = workspace_kept(dict(data.validated_data), what="A collection")
         collection_update(collection=collection, **fields)
         return Response(CollectionOutputSerializer(collection).data)
 
