@@ -10,6 +10,9 @@ from challenges.api.serializers import (
     PLAYER_SOURCE_HELP,
     PLAYERS_PARAMETER,
     PublicChallengeSerializer,
+    bracket_field,
+    frozen_at_field,
+    players_field,
 )
 from challenges.inputs import CollectionInputSerializer
 from challenges.models import ChallengeCollection
@@ -111,16 +114,9 @@ class CollectionStandingSerializer(serializers.Serializer):
 class CollectionLeaderboardSerializer(serializers.Serializer):
     collection_id = serializers.UUIDField()
     scoring_strategy = serializers.CharField()
-    frozen_at = serializers.DateTimeField(
-        allow_null=True,
-        help_text="While the event's scoreboard is frozen: the standings are as of this moment.",
-    )
-    bracket = serializers.CharField(allow_null=True, help_text="The bracket shown (slug), or null")
-    players = serializers.ChoiceField(
-        ["all", "agents", "humans"],
-        default="all",
-        help_text="Whose wins are counted: agents' (made with an agent's token), humans', all",
-    )
+    frozen_at = frozen_at_field()
+    bracket = bracket_field()
+    players = players_field()
     metric = serializers.CharField(
         help_text="What 'value' holds: points, total_elapsed_ms, total_tokens or average_rating."
     )
