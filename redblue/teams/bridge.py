@@ -22,7 +22,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from challenges.bridge import payload
-from challenges.bridge.api import BridgeApi
+from challenges.bridge.endpoint import BridgeApi
 from challenges.bridge.services import bridge_store, bridge_stored_answer, under_review_answer
 from challenges.models import PROMPT_MAX_CHARS, BridgeKey
 from core.errors import ApplicationError, NotFoundError
