@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
 from django.http import Http404
 from rest_framework import exceptions, pagination, serializers, status
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
@@ -105,6 +106,19 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     # Anything else is a bug: DRF re-raises it, and core.middleware.ApiErrors logs it once
     # with the request id and answers the JSON error shape.
     return None
+
+
+class ErrorsAsJson:
+    """For a DRF view that also answers a file or a stream (its own renderers): a DRF
+    `Response` — an error, or anything not built as the file — answers as JSON whatever
+    the client accepted. Put it before the view class in the bases."""
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        renderer = getattr(request, "accepted_renderer", None)
+        if isinstance(response, Response) and renderer and renderer.format != "json":
+            request.accepted_renderer = JSONRenderer()
+            request.accepted_media_type = JSONRenderer.media_type
+        return super().finalize_response(request, response, *args, **kwargs)
 
 
 class StrictSerializer(serializers.Serializer):
