@@ -13,7 +13,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
-from core.errors import ApplicationError, NotFoundError, error_body
+from core.errors import ApplicationError, NotFoundError, error_body, fields_invalid
 from core.numbers import QUERY_NUMBER_MAX, NumberRefused, bounded_int
 from core.outages import MESSAGE, outage_noted, retry_after_header, unavailable_dependency
 
@@ -46,7 +46,7 @@ def _validation_response(detail: Any) -> Response:
     if general:
         message = " ".join(general)
     elif fields:
-        message = "Some fields are invalid: " + ", ".join(sorted(fields)) + "."
+        message = fields_invalid(fields).message
     else:
         message = " ".join(_flatten(detail)) or "The request is invalid."
     return error_response(code="invalid", message=message, status_code=400, fields=fields)
