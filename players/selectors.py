@@ -5,7 +5,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from core.errors import ApplicationError
+from core.errors import ApplicationError, NotFoundError
 from players.models import ApiToken, Bracket, EndUser, Membership, PlayerProfile, Workspace
 
 
@@ -84,6 +84,22 @@ def workspace_for_read(*, user: AbstractBaseUser, requested: str) -> Workspace:
             fields={"workspace": ["Unknown workspace, or you are not a member of it."]},
         )
     return workspace
+
+
+def workspace_of_member(*, user: AbstractBaseUser, requested: str | None) -> Workspace:
+    """The workspace a console call acts on: the one named (id or slug; 404 unless the
+    caller is a member), else the caller's only one."""
+    if requested:
+        return workspace_for_read(user=user, requested=requested)
+    workspaces = list(workspaces_for_user(user=user)[:2])
+    if not workspaces:
+        raise NotFoundError("You are not a member of any workspace.")
+    if len(workspaces) > 1:
+        raise ApplicationError(
+            "You belong to several workspaces; say which with '?workspace='.",
+            fields={"workspace": ["Required when you belong to several workspaces."]},
+        )
+    return workspaces[0]
 
 
 def end_user_of_account(*, workspace_id, account: AbstractBaseUser) -> EndUser | None:

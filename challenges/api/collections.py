@@ -10,8 +10,8 @@ from challenges.api.serializers import (
     PLAYER_SOURCE_HELP,
     PLAYERS_PARAMETER,
     PublicChallengeSerializer,
-    StrictSerializer,
 )
+from challenges.inputs import CollectionInputSerializer
 from challenges.models import ChallengeCollection
 from challenges.selectors.collections import (
     collections_for_creator,
@@ -28,29 +28,11 @@ from challenges.services.collections import (
     collection_set_challenges,
     collection_update,
 )
-from core.api import leaderboard_limit, object_or_404, paginated_response
+from core.api import StrictSerializer, leaderboard_limit, object_or_404, paginated_response
 from core.errors import ApplicationError, NotFoundError
 from players.selectors import workspace_for_write, workspace_require_write
 
 # --- Serializers ----------------------------------------------------------------------
-
-
-class CollectionInputSerializer(StrictSerializer):
-    workspace = serializers.CharField(
-        required=False, help_text="Workspace id or slug; needed when you belong to several."
-    )
-    app_id = serializers.CharField(max_length=64, required=False, allow_blank=True)
-    name = serializers.CharField(max_length=200)
-    slug = serializers.SlugField(max_length=80, required=False, allow_blank=True)
-    description = serializers.CharField(required=False, allow_blank=True, max_length=20000)
-    instructions_md = serializers.CharField(required=False, allow_blank=True, max_length=100000)
-    theme = serializers.DictField(required=False)
-    is_public = serializers.BooleanField(required=False)
-    in_order = serializers.BooleanField(required=False)
-    scoring_strategy = serializers.ChoiceField(ChallengeCollection.Strategy.choices, required=False)
-    scoring_plugin_id = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    scoring_entrypoint = serializers.CharField(required=False, allow_blank=True, max_length=300)
-    scoring_config = serializers.DictField(required=False)
 
 
 class CollectionChallengesInputSerializer(StrictSerializer):

@@ -12,12 +12,10 @@ from rest_framework.views import APIView
 
 from challenges.api.serializers import (
     AttemptOutputSerializer,
-    ChallengeInputSerializer,
     ChallengeOutputSerializer,
     SecretCreateSerializer,
     SecretOutputSerializer,
     SecretUpdateSerializer,
-    budget_fields,
 )
 from challenges.break_exports import FORMATS, export_file
 from challenges.exports import (
@@ -26,6 +24,7 @@ from challenges.exports import (
     attempts_csv_response,
     attempts_jsonl_response,
 )
+from challenges.inputs import ChallengeInputSerializer, budget_fields
 from challenges.models import Challenge, ChallengeAttempt, Secret
 from challenges.selectors.attempts import attempts_for_challenge
 from challenges.selectors.challenges import challenges_for_creator

@@ -387,10 +387,13 @@ def spend_settle(
     tokens: int | None,
     cost: Decimal | None,
     judge: JudgeUse | None = None,
+    player: bool = True,
 ) -> None:
     """Count the real use (the target's `tokens` and `cost`, and the judges') against every
     scope and drop the hold, inside the recording's transaction (the rows in the
-    reservation's lock order). A scope's `tokens` and `cost` include its judges'."""
+    reservation's lock order). A scope's `tokens` and `cost` include its judges'. With
+    `player=False` the player's own scope is left out: the use was the creator's (an agent
+    scenario's benign tasks, docs/agents.md)."""
     judge_tokens = (judge.tokens if judge else None) or 0
     judge_cost = (judge.cost if judge else None) or ZERO
     tokens, cost = (tokens or 0) + judge_tokens, (cost or ZERO) + judge_cost
@@ -398,7 +401,9 @@ def spend_settle(
         BudgetHold.objects.filter(pk=meter.hold_id).delete()
     if not tokens and not cost:
         return
-    scopes = [(None, None), (meter.challenge_id, None), (meter.challenge_id, meter.end_user_id)]
+    scopes = [(None, None), (meter.challenge_id, None)]
+    if player:
+        scopes.append((meter.challenge_id, meter.end_user_id))
     with connection.cursor() as cursor:
         for challenge_id, end_user_id in scopes:
             cursor.execute(

@@ -22,7 +22,7 @@ from redblue.teams.serializers import (
     RedBlueChallengeOutputSerializer,
     RegressionAttackSerializer,
 )
-from redblue.teams.services import (
+from redblue.teams.services.challenges import (
     red_blue_challenge_create,
     red_blue_challenge_delete,
     red_blue_challenge_update,

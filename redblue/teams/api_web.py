@@ -39,7 +39,7 @@ from redblue.teams.serializers import (
     SubmitInputSerializer,
     SubmitOutputSerializer,
 )
-from redblue.teams.services import self_test_prepare, submission_create, team_join
+from redblue.teams.services.submissions import self_test_prepare, submission_create, team_join
 
 PLAYER_PAIRINGS_LIMIT = 50
 

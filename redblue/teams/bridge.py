@@ -22,7 +22,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from challenges.bridge import payload
-from challenges.bridge.api import BridgeApi
+from challenges.bridge.endpoint import BridgeApi
 from challenges.bridge.services import bridge_store, bridge_stored_answer, under_review_answer
 from challenges.models import PROMPT_MAX_CHARS, BridgeKey
 from core.errors import ApplicationError, NotFoundError
@@ -30,7 +30,8 @@ from core.threads import run_blocking, run_orm
 from players.services import end_user_for_external_id
 from redblue.models import RedBlueChallenge, Team, TeamPairing, TeamStanding, TeamSubmission
 from redblue.teams.evaluation import PairingOutcome, TargetError, pairing_evaluate
-from redblue.teams.services import pairing_complete, pairing_fail, submission_create
+from redblue.teams.services.pairings import pairing_complete, pairing_fail
+from redblue.teams.services.submissions import submission_create
 
 logger = logging.getLogger(__name__)
 

@@ -279,3 +279,7 @@ def pairings_with_sides(*, pairing_ids: list[Any]) -> list[TeamPairing]:
         )
         .order_by("created_at", "id")
     )
+
+
+def regression_set_exists(*, challenge: RedBlueChallenge) -> bool:
+    return RegressionAttack.objects.filter(red_blue_challenge=challenge).exists()

@@ -14,7 +14,7 @@ import pytest
 
 from judging.llm_judge import judge_with_llm
 from redblue.models import TeamPairing
-from redblue.teams.services import red_blue_challenge_update
+from redblue.teams.services.challenges import red_blue_challenge_update
 from tests.conftest import client_for, require_service
 from tests.factories import make_vault
 from tests.redblue.conftest import make_red_blue
