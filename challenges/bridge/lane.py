@@ -423,4 +423,3 @@ async def _evaluate_and_record(
         key, services.EVALUATOR, call.workflow_run_id, verdict, recorded=True, challenge=challenge
     )
     return services.BridgeAnswer(body)
-
