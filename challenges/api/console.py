@@ -33,6 +33,7 @@ from challenges.services.challenges import challenge_create, challenge_delete, c
 from challenges.services.secrets import secret_create, secret_delete, secret_update
 from core.api import object_or_404, paginated_response, uuid_or_404
 from core.errors import ApplicationError
+from players.inputs import workspace_kept
 from players.models import Workspace
 from players.selectors import workspace_for_read, workspace_for_write, workspace_require_write
 
@@ -95,12 +96,7 @@ class ChallengeDetailApi(ConsoleApi):
         workspace_require_write(user=request.user, workspace_id=challenge.workspace_id)
         data = ChallengeInputSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
-        fields = budget_fields(dict(data.validated_data))
-        if "workspace" in fields:
-            raise ApplicationError(
-                "A challenge cannot move to another workspace.",
-                fields={"workspace": ["Read-only after creation."]},
-            )
+        fields = workspace_kept(budget_fields(dict(data.validated_data)), what="A challenge")
         challenge = challenge_update(challenge=challenge, user=request.user, **fields)
         return Response(ChallengeOutputSerializer(challenge).data)
 

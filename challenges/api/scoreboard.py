@@ -13,7 +13,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from challenges.api.console import WORKSPACE_FILTER, ConsoleApi
-from challenges.api.serializers import PLAYERS_PARAMETER, LeaderboardSerializer
+from challenges.api.serializers import (
+    PLAYERS_PARAMETER,
+    LeaderboardSerializer,
+    bracket_field,
+    frozen_at_field,
+    players_field,
+)
 from challenges.board_render import board_body_for_limit
 from challenges.exports import CSV_MEDIA_TYPE, CsvExportRenderer, csv_cell
 from challenges.scoring import POINTS_PER_SOLVE
@@ -39,16 +45,9 @@ class ScoreboardRowSerializer(serializers.Serializer):
 
 class ScoreboardSerializer(serializers.Serializer):
     workspace = serializers.CharField(help_text="The workspace's slug")
-    frozen_at = serializers.DateTimeField(
-        allow_null=True,
-        help_text="While the event's scoreboard is frozen: the standings are as of this moment.",
-    )
-    bracket = serializers.CharField(allow_null=True, help_text="The bracket shown (slug), or null")
-    players = serializers.ChoiceField(
-        ["all", "agents", "humans"],
-        default="all",
-        help_text="Whose wins are counted: agents' (made with an agent's token), humans', all",
-    )
+    frozen_at = frozen_at_field()
+    bracket = bracket_field()
+    players = players_field()
     points_per_solve = serializers.IntegerField()
     limit = serializers.IntegerField()
     entries = ScoreboardRowSerializer(many=True)
