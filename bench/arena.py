@@ -49,6 +49,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.figures import percentile  # noqa: E402
 from bench.serving import (  # noqa: E402
     database_backends_cpu_seconds,
     site_environment,
@@ -230,11 +231,6 @@ async def run(url: str, sessions: int, connections: int, mode: str) -> tuple[flo
         return time.perf_counter() - started, latencies
     finally:
         await client.close()
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 def main() -> None:

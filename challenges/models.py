@@ -341,7 +341,10 @@ class Challenge(models.Model):
         Read once per instance (or from a `prefetch_related("waves")`)."""
         if "waves" not in getattr(self, "_prefetched_objects_cache", {}):
             models.prefetch_related_objects([self], "waves")
-        waves = sorted(self.waves.all(), key=lambda wave: (wave.opens_at, wave.closes_at))
+        # The prefetched rows as they are: `self.waves.all()` builds a manager each call, and
+        # the bridge lane asks on every call.
+        prefetched = self._prefetched_objects_cache["waves"]
+        waves = sorted(prefetched, key=lambda wave: (wave.opens_at, wave.closes_at))
         if not waves:
             return None
         now = now or timezone.now()

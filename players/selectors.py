@@ -1,5 +1,6 @@
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
@@ -18,6 +19,19 @@ def workspaces_for_user(*, user: AbstractBaseUser, writable: bool = False) -> Qu
     if writable:
         memberships = memberships.exclude(role=Membership.Role.VIEWER)
     return Workspace.objects.filter(id__in=memberships.values("workspace_id"))
+
+
+def rows_for_creator(
+    rows: QuerySet, *, user: AbstractBaseUser, workspace_id: Any = None, app_id: str | None = None
+) -> QuerySet:
+    """What a creator sees of `rows` in the console: the rows of their workspaces, narrowed
+    to one workspace (`?workspace=`) and one Dify app (`?app_id=`) when asked."""
+    rows = rows.filter(workspace__in=workspaces_for_user(user=user))
+    if workspace_id:
+        rows = rows.filter(workspace_id=workspace_id)
+    if app_id:
+        rows = rows.filter(app_id=app_id)
+    return rows
 
 
 def membership_role(*, user: AbstractBaseUser, workspace_id) -> str | None:

@@ -10,6 +10,9 @@ from challenges.api.serializers import (
     PLAYER_SOURCE_HELP,
     PLAYERS_PARAMETER,
     PublicChallengeSerializer,
+    bracket_field,
+    frozen_at_field,
+    players_field,
 )
 from challenges.inputs import CollectionInputSerializer
 from challenges.models import ChallengeCollection
@@ -29,7 +32,8 @@ from challenges.services.collections import (
     collection_update,
 )
 from core.api import StrictSerializer, leaderboard_limit, object_or_404, paginated_response
-from core.errors import ApplicationError, NotFoundError
+from core.errors import NotFoundError
+from players.inputs import workspace_kept
 from players.selectors import workspace_for_write, workspace_require_write
 
 # --- Serializers ----------------------------------------------------------------------
@@ -110,16 +114,9 @@ class CollectionStandingSerializer(serializers.Serializer):
 class CollectionLeaderboardSerializer(serializers.Serializer):
     collection_id = serializers.UUIDField()
     scoring_strategy = serializers.CharField()
-    frozen_at = serializers.DateTimeField(
-        allow_null=True,
-        help_text="While the event's scoreboard is frozen: the standings are as of this moment.",
-    )
-    bracket = serializers.CharField(allow_null=True, help_text="The bracket shown (slug), or null")
-    players = serializers.ChoiceField(
-        ["all", "agents", "humans"],
-        default="all",
-        help_text="Whose wins are counted: agents' (made with an agent's token), humans', all",
-    )
+    frozen_at = frozen_at_field()
+    bracket = bracket_field()
+    players = players_field()
     metric = serializers.CharField(
         help_text="What 'value' holds: points, total_elapsed_ms, total_tokens or average_rating."
     )
@@ -175,12 +172,7 @@ class CollectionDetailApi(ConsoleApi):
         workspace_require_write(user=request.user, workspace_id=collection.workspace_id)
         data = CollectionInputSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
-        fields = dict(data.validated_data)
-        if "workspace" in fields:
-            raise ApplicationError(
-                "A collection cannot move to another workspace.",
-                fields={"workspace": ["Read-only after creation."]},
-            )
+        fields = workspace_kept(dict(data.validated_data), what="A collection")
         collection_update(collection=collection, **fields)
         return Response(CollectionOutputSerializer(collection).data)
 

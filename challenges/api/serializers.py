@@ -301,22 +301,36 @@ PLAYERS_PARAMETER = OpenApiParameter(
 )
 
 
+def frozen_at_field() -> serializers.DateTimeField:
+    """A board's `frozen_at`, in every board payload (a challenge's, a collection's, the
+    scoreboards)."""
+    return serializers.DateTimeField(
+        allow_null=True,
+        help_text="While the event's scoreboard is frozen: the standings are as of this moment.",
+    )
+
+
+def bracket_field() -> serializers.CharField:
+    return serializers.CharField(allow_null=True, help_text="The bracket shown (slug), or null")
+
+
+def players_field() -> serializers.ChoiceField:
+    return serializers.ChoiceField(
+        ["all", "agents", "humans"],
+        default="all",
+        help_text="Whose wins count: agents' (made with an agent's token), humans', all",
+    )
+
+
 class LeaderboardSerializer(serializers.Serializer):
     challenge_id = serializers.UUIDField()
     target = serializers.CharField(
         required=False, help_text="Several targets: the codename whose board this is."
     )
     scoring_strategy = serializers.CharField()
-    frozen_at = serializers.DateTimeField(
-        allow_null=True,
-        help_text="While the event's scoreboard is frozen: the standings are as of this moment.",
-    )
-    bracket = serializers.CharField(allow_null=True, help_text="The bracket shown (slug), or null")
-    players = serializers.ChoiceField(
-        ["all", "agents", "humans"],
-        default="all",
-        help_text="Whose wins are ranked: agents' (made with an agent's token), humans', all",
-    )
+    frozen_at = frozen_at_field()
+    bracket = bracket_field()
+    players = players_field()
     limit = serializers.IntegerField()
     entries = LeaderboardRowSerializer(many=True)
 

@@ -27,14 +27,14 @@ import functools
 import weakref
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from enum import Enum
 from typing import Any
 
 import orjson
 import psycopg
 from django.conf import settings
-from django.db import connections, models
-from psycopg.types.json import Jsonb
+from django.db import connections
 
 from challenges.bridge.limits import KEY_USE_RESOLUTION
 from challenges.models import (
@@ -107,34 +107,23 @@ def _columns() -> list[tuple[str, str, Any]]:
         ("secret_updated_at", "timestamptz", lambda r: r.secret_updated_at),
         ("endpoint", "text", lambda r: r.endpoint),
         ("workflow_run_id", "text", lambda r: r.workflow_run_id),
-        ("response", "jsonb", lambda r: _jsonb(r.response)),
+        ("response", "jsonb", lambda r: r.response),
         ("rank_value", "double precision", lambda r: r.rank_value),
         ("key_used_before", "timestamptz", lambda r: r.attempt.created_at - KEY_USE_RESOLUTION),
     ]
     for field in ChallengeAttempt._meta.concrete_fields:
-        getter = (
-            _json_getter(field.attname)
-            if isinstance(field, models.JSONField)
-            else (_plain_getter(field.attname))
-        )
-        fixed.append((f"a_{field.column}", field.db_type(connection), getter))
+        fixed.append((f"a_{field.column}", field.db_type(connection), _getter(field.attname)))
     return fixed
 
 
-def _plain_getter(attname: str):
+def _getter(attname: str):
     return lambda record: getattr(record.attempt, attname)
 
 
-def _json_getter(attname: str):
-    return lambda record: _jsonb(getattr(record.attempt, attname))
-
-
-def _jsonb(value: Any) -> Jsonb | None:
-    return None if value is None else Jsonb(value, dumps=_orjson_text)
-
-
-def _orjson_text(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+def _json_default(value: Any) -> str:
+    if isinstance(value, Decimal):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 @functools.cache
@@ -158,8 +147,7 @@ def _statement() -> str:
     delivery_t = BridgeDelivery._meta.db_table
     attempt_t = ChallengeAttempt._meta.db_table
     inputs = _input_columns()
-    arrays = ", ".join(f"%({name})s::{sql_type}[]" for name, sql_type, _ in inputs)
-    names = ", ".join(name for name, _, _ in inputs)
+    columns = ", ".join(f"{name} {sql_type}" for name, sql_type, _ in inputs)
     attempt_columns = [name for name, _, _ in inputs if name.startswith("a_")]
     board_rows = (
         "SELECT challenge_id, player_id, a_id, rank_value, a_created_at, a_score, "
@@ -170,7 +158,7 @@ def _statement() -> str:
     # Only our own table and column names are interpolated; values go as parameters.
     return f"""
 WITH input AS (
-    SELECT * FROM unnest({arrays}) AS input({names})
+    SELECT * FROM json_to_recordset(%(rows)s::json) AS input({columns})
 ), player AS (
     SELECT id, linked_to_id, account_id FROM {end_user_t}
     WHERE id IN (SELECT player_id FROM input)
@@ -279,14 +267,17 @@ FROM input
 
 
 def _parameters(records: list[LaneRecord]) -> dict[str, Any]:
-    parameters: dict[str, Any] = {
-        "ord": list(range(len(records))),
+    # The calls as one JSON array of rows: one parameter for psycopg to send, where an array
+    # per column costs it a dumper per column and element.
+    getters = [(name, getter) for name, _, getter in _input_columns() if getter is not None]
+    rows = [
+        {"ord": ord_, **{name: getter(record) for name, getter in getters}}
+        for ord_, record in enumerate(records)
+    ]
+    return {
+        "rows": orjson.dumps(rows, default=_json_default, option=orjson.OPT_NON_STR_KEYS).decode(),
         "last_shown": settings.LEADERBOARD_DEFAULT_LIMIT - 1,
     }
-    for name, _, getter in _input_columns():
-        if getter is not None:
-            parameters[name] = [getter(record) for record in records]
-    return parameters
 
 
 def _outcome(holds: bool, improves: bool, recorded: bool) -> Outcome:
