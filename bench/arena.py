@@ -23,8 +23,11 @@ behind a proxy). The two modes:
   of its own set (a guess may not be larger than the other's set).
 
 Prints, per run, games per second (from the first create to the last game ended) and the
-latency of `POST /api/arena/message` (p50, p99, max), and the 1-minute load average before
-the run (the VM is shared).
+latency of `POST /api/arena/message` (p50, p99, max), the 1-minute load average before
+the run (the VM is shared), and CPU per game, which the load of other work changes far
+less than games/s: the client's own, the server's (utime + stime of its processes, workers
+included: ours, or with `--url` the process `--server-pid` names) and, for ours, the
+PostgreSQL backends of its database.
 """
 
 import argparse
@@ -46,7 +49,14 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.serving import site_environment, stop, uvicorn_start  # noqa: E402
+from bench.figures import percentile  # noqa: E402
+from bench.serving import (  # noqa: E402
+    database_backends_cpu_seconds,
+    site_environment,
+    stop,
+    tree_cpu_seconds,
+    uvicorn_start,
+)
 
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/phc_arena")
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/11")
@@ -223,11 +233,6 @@ async def run(url: str, sessions: int, connections: int, mode: str) -> tuple[flo
         await client.close()
 
 
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
-
-
 def main() -> None:
     logging.getLogger("httpx").setLevel(logging.WARNING)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -238,6 +243,11 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8731)
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument(
+        "--server-pid",
+        type=int,
+        help="with --url: the server's process (its workers included) whose CPU to report",
+    )
     args = parser.parse_args()
     server = None
     if args.url is None:
@@ -249,16 +259,29 @@ def main() -> None:
         f"{args.mode} mode: {args.sessions} concurrent psi sessions, "
         f"{args.connections} client connections"
     )
+    server_pid = server.pid if server is not None else args.server_pid
+    database = connection.settings_dict["NAME"]
     try:
         for number in range(1, args.runs + 1):
             load = os.getloadavg()[0]
+            cpu_before = tree_cpu_seconds(server_pid) if server_pid else 0.0
+            database_before = database_backends_cpu_seconds(database) if server else 0.0
+            client_before = time.process_time()
             elapsed, latencies = asyncio.run(run(url, args.sessions, args.connections, args.mode))
+            client = (time.process_time() - client_before) / args.sessions
+            cpu = f"; CPU a game: client {client * 1000:.1f} ms"
+            if server_pid:
+                per_game = (tree_cpu_seconds(server_pid) - cpu_before) / args.sessions
+                cpu += f", server {per_game * 1000:.1f} ms"
+            if server:
+                used = database_backends_cpu_seconds(database) - database_before
+                cpu += f", PostgreSQL backends {used / args.sessions * 1000:.1f} ms"
             print(
                 f"run {number} (load {load:.2f}): {args.sessions / elapsed:.1f} games/s "
                 f"({elapsed:.2f} s); POST /api/arena/message ({len(latencies)} calls): "
                 f"p50 {statistics.median(latencies) * 1000:.0f} ms, "
                 f"p99 {percentile(latencies, 0.99) * 1000:.0f} ms, "
-                f"max {max(latencies) * 1000:.0f} ms",
+                f"max {max(latencies) * 1000:.0f} ms{cpu}",
                 flush=True,
             )
     finally:

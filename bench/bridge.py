@@ -34,6 +34,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 import django  # noqa: E402
 
 from bench.database import database_create_if_missing  # noqa: E402
+from bench.figures import percentile  # noqa: E402
 from bench.serving import site_environment, stop, uvicorn_start  # noqa: E402
 
 database_create_if_missing(url=os.environ["DATABASE_URL"])
@@ -146,11 +147,6 @@ async def drive(port: int, *, key: str, challenge_id: str, requests: int, concur
     started = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     return time.perf_counter() - started, latencies, statuses, succeeded
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 def main() -> None:

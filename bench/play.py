@@ -31,7 +31,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.accounts import bench_accounts  # noqa: E402
 from bench.database import bench_django_setup  # noqa: E402
+from bench.figures import percentile  # noqa: E402
 from bench.serving import site_environment, stop, uvicorn_start, wait_for  # noqa: E402
 from bench.throughput import cpu_sample  # noqa: E402
 
@@ -108,7 +110,6 @@ def serve_model(port: int, delay: float) -> None:
 
 def set_up(players: int) -> tuple[str, list[str]]:
     """The challenge (an OpenAI-compatible target) and one API token per player."""
-    from django.contrib.auth import get_user_model
     from django.db import connection
 
     from challenges.models import Challenge
@@ -130,16 +131,10 @@ def set_up(players: int) -> tuple[str, list[str]]:
             success_pattern="open sesame",
             max_attempts_per_hour=0,
         )
-    User = get_user_model()
-    tokens = []
-    for index in range(players):
-        name = f"bench-player-{index}@example.com"
-        user = User.objects.filter(username=name).first()
-        if user is None:
-            user = User(username=name, email=name)
-            user.set_unusable_password()
-            user.save()
-        tokens.append(token_issue(user=user, name="bench"))
+    tokens = [
+        token_issue(user=user, name="bench")
+        for user in bench_accounts(prefix="bench-player", count=players)
+    ]
     connection.close()
     return str(challenge.id), tokens
 
@@ -194,13 +189,6 @@ async def drive(port: int, *, challenge_id: str, tokens: list[str], seconds: flo
         await asyncio.gather(page_views(), *(player(token) for token in tokens))
         elapsed = time.perf_counter() - started
     return elapsed, recorded, statuses, page_latencies, page_statuses
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 def main() -> None:

@@ -1,6 +1,7 @@
 """Serving the app for a benchmark: uvicorn workers on 127.0.0.1, plain HTTP, DEBUG off."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def site_environment(**overrides: str) -> dict[str, str]:
@@ -83,3 +85,57 @@ def stop(process: subprocess.Popen, *, timeout: float = 15) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
+
+
+def processes() -> dict[int, tuple[str, int, float]]:
+    """pid -> (command name, parent pid, CPU seconds incl. its waited-for children)."""
+    found = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as stat:
+                line = stat.read()
+        except OSError:  # gone meanwhile
+            continue
+        name = line[line.index("(") + 1 : line.rindex(")")]
+        fields = line[line.rindex(")") + 2 :].split()
+        # utime, stime, cutime, cstime: fields 14-17 of proc(5), 12-15 after the name.
+        ticks = sum(int(value) for value in fields[11:15])
+        found[int(entry.name)] = (name, int(fields[1]), ticks / CLOCK_TICKS)
+    return found
+
+
+def process_tree(table: dict[int, tuple[str, int, float]], pids: list[int]) -> set[int]:
+    """`pids` and all their descendants in a `processes()` table."""
+    tree, grew = set(pids), True
+    while grew:
+        children = {pid for pid, (_, parent, _) in table.items() if parent in tree} - tree
+        tree |= children
+        grew = bool(children)
+    return tree
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds of `pid` and all its descendants (a server and its workers)."""
+    table = processes()
+    return sum(table[member][2] for member in process_tree(table, [pid]) if member in table)
+
+
+def command_line(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return cmdline.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def database_backends_cpu_seconds(database: str) -> float:
+    """CPU seconds of the PostgreSQL backends connected to `database` (the server is shared:
+    its other databases' work is left out)."""
+    backend = re.compile(rf"^postgres: .*\b{re.escape(database)}\b")
+    return sum(
+        cpu
+        for pid, (name, _, cpu) in processes().items()
+        if name == "postgres" and backend.match(command_line(pid))
+    )

@@ -33,13 +33,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.accounts import bench_accounts  # noqa: E402
 from bench.database import bench_django_setup  # noqa: E402
+from bench.figures import percentile  # noqa: E402
 from bench.serving import site_environment, stop, uvicorn_start  # noqa: E402
 
 
 def set_up(players: int, budget: str) -> tuple[str, list[str]]:
     """A fresh workspace and challenge (so the spend starts at zero) and players' tokens."""
-    from django.contrib.auth import get_user_model
     from django.db import connection
 
     from challenges.services.challenges import challenge_create
@@ -60,16 +61,10 @@ def set_up(players: int, budget: str) -> tuple[str, list[str]]:
         judge_config={"judge_model": "offline/rubric"},
         max_attempts_per_hour=0,
     )
-    User = get_user_model()
-    tokens = []
-    for index in range(players):
-        name = f"spend-bench-{index}@example.com"
-        user = User.objects.filter(username=name).first()
-        if user is None:
-            user = User(username=name, email=name)
-            user.set_unusable_password()
-            user.save()
-        tokens.append(token_issue(user=user, name="bench"))
+    tokens = [
+        token_issue(user=user, name="bench")
+        for user in bench_accounts(prefix="spend-bench", count=players)
+    ]
     connection.close()
     return str(challenge.id), tokens
 
@@ -124,11 +119,6 @@ async def drive(port: int, *, challenge_id: str, tokens: list[str], seconds: flo
         await asyncio.gather(*(player(token) for token in tokens))
         elapsed = time.perf_counter() - started
     return elapsed, statuses, latencies
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else float("nan")
 
 
 def main() -> None:

@@ -58,11 +58,10 @@ from psycopg.conninfo import make_conninfo
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.serving import stop, uvicorn_start  # noqa: E402
+from bench.serving import command_line, process_tree, processes, stop, uvicorn_start  # noqa: E402
 
 LUA = ROOT / "bench" / "wrk"
 PLAYERS = 1000
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 CELERY_QUEUE = "phc-throughput-bench"
 
 # Run by the checkout's own Python (manage.py shell), so an older tree prepares its data
@@ -238,33 +237,6 @@ def board_url(port: int, challenge_id: str) -> str:
 # --- CPU from /proc -------------------------------------------------------------------
 
 
-def processes() -> dict[int, tuple[str, int, float]]:
-    """pid -> (command name, parent pid, CPU seconds incl. its waited-for children)."""
-    found = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat") as stat:
-                line = stat.read()
-        except OSError:  # gone meanwhile
-            continue
-        name = line[line.index("(") + 1 : line.rindex(")")]
-        fields = line[line.rindex(")") + 2 :].split()
-        # utime, stime, cutime, cstime: fields 14-17 of proc(5), 12-15 after the name.
-        ticks = sum(int(value) for value in fields[11:15])
-        found[int(entry.name)] = (name, int(fields[1]), ticks / CLOCK_TICKS)
-    return found
-
-
-def command_line(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-            return cmdline.read().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
-
-
 @dataclass
 class CpuSample:
     app: float  # uvicorn master and its workers (and nginx, in front of several)
@@ -284,11 +256,7 @@ class CpuSample:
 
 def cpu_sample(server_pids: list[int], database: str) -> CpuSample:
     table = processes()
-    tree, grew = set(server_pids), True
-    while grew:
-        children = {pid for pid, (_, parent, _) in table.items() if parent in tree} - tree
-        tree |= children
-        grew = bool(children)
+    tree = process_tree(table, server_pids)
     postgres = [pid for pid, (name, _, _) in table.items() if name == "postgres"]
     backend = re.compile(rf"^postgres: .*\b{re.escape(database)}\b")
     return CpuSample(

@@ -1,4 +1,4 @@
-"""Creators' admin for challenges; rows are scoped by players.admin.WorkspaceScopedAdmin.
+"""Creators' admin for challenges; rows are scoped by players.scoping.WorkspaceScopedAdmin.
 
 Writes go through challenges.services so the rules live in one place; the forms in
 admin_forms only check input with challenges.validation.
@@ -84,7 +84,7 @@ from challenges.services.secrets import (
 from challenges.services.waves import wave_create, wave_delete, wave_update
 from core.redaction import redact_secrets
 from core.theme import THEME_KEYS
-from players.admin import (
+from players.scoping import (
     WorkspaceScopedAdmin,
     WorkspaceScopedInline,
     can_write_any,

@@ -26,6 +26,7 @@ from challenges.services.prerequisites import prerequisite_errors
 from challenges.services.waves import wave_check
 from challenges.validation import challenge_errors
 from core.errors import ApplicationError
+from core.forms import LinesField
 from core.parsers import CheckedJSONDecoder, JsonBodyError, json_loads
 
 # Form field -> key of Challenge.judge_config.
@@ -73,18 +74,6 @@ class ExplainedJSONField(forms.JSONField):
             shape = "an object, {…}" if self.expected is dict else "a list, […]"
             raise forms.ValidationError(f"This must be {shape}.", code="invalid")
         return converted
-
-
-class LinesField(forms.CharField):
-    """Words or phrases typed one a line, cleaned into a list (stored as a JSON list)."""
-
-    widget = forms.Textarea(attrs={"rows": 4, "cols": 60})
-
-    def prepare_value(self, value: Any) -> Any:
-        return "\n".join(str(item) for item in value) if isinstance(value, list) else value
-
-    def to_python(self, value: Any) -> list[str]:
-        return [line.strip() for line in str(value or "").splitlines() if line.strip()]
 
 
 _SECRET_NAME = RegexValidator(

@@ -9,8 +9,8 @@ from django.utils.html import format_html, format_html_join
 from challenges.models import Review, ReviewAudit
 from challenges.review_subjects import pairing_reviews
 from challenges.services.reviews import REASON_MAX_CHARS, review_decide
-from players.admin import WRITE_ROLES, WorkspaceScopedAdmin, role_in
 from players.models import Membership
+from players.scoping import WRITE_ROLES, WorkspaceScopedAdmin, role_in
 
 
 class ReviewDecisionForm(forms.ModelForm):

@@ -26,7 +26,7 @@ from challenges.services.try_it import (
     try_it_run,
 )
 from core.errors import ApplicationError
-from players.admin import role_in
+from players.scoping import role_in
 
 
 def _error(message: str, *, code: str, status: int, fields: dict | None = None) -> JsonResponse:

@@ -46,6 +46,7 @@ from challenges.board_render import RenderedBoard, board_render
 from challenges.models import Challenge, LeaderboardEntry
 from challenges.selectors.challenges import challenge_visible_by_id
 from core.aio_clients import redis_client
+from core.batching import LoopBatcher
 
 logger = logging.getLogger(__name__)
 
@@ -156,6 +157,14 @@ def _decode(raw: bytes) -> CachedBoard | None:
 # --- reading: one GET, from async code, never raising for Redis ---------------------------
 
 
+async def _boards_get(keys: list[str]) -> list[bytes | None]:
+    return await redis_client().mget(keys)
+
+
+# Reads under way at once on one event loop: one MGET (core/batching.py).
+_board_reads = LoopBatcher(_boards_get, limit=256)
+
+
 async def board_cached(challenge_id: Any, players: str = "") -> CachedBoard | None:
     """The stored default board of a visible challenge (`players`: its agents' or humans'
     part); None on a miss, for an id that is no UUID or a `players` that is no part, without
@@ -166,7 +175,7 @@ async def board_cached(challenge_id: Any, players: str = "") -> CachedBoard | No
     if canonical is None or (players and players not in _PARTS):
         return None
     try:
-        raw = await redis_client().get(board_cache_key(canonical, players))
+        raw = await _board_reads.submit(board_cache_key(canonical, players))
     except (RedisError, OSError) as error:
         _warn("read a board", error)
         return None

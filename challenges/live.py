@@ -8,6 +8,7 @@ interval however many writes changed it.
 import contextlib
 import hashlib
 import json
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -142,28 +143,51 @@ def first_blood_settle(*, challenge: Challenge, holder_before: ChallengeAttempt 
             recipient_account_ids=[loser] if told and loser is not None else [],
         )
     if holder_after is not None:
-        played = (
+        _first_blood_emit(
+            challenge=challenge,
+            attempt=holder_after,
+            dedupe_key=first_blood_key(challenge_id=challenge.id),
+            occurred_at=timezone.now(),
+            told=told,
+        )
+
+
+def _first_blood_emit(
+    *,
+    challenge: Challenge,
+    attempt: ChallengeAttempt,
+    dedupe_key: str,
+    occurred_at: datetime,
+    told: bool,
+    codename: str = "",
+) -> None:
+    """The first-blood event of `attempt`: on the challenge (its other players told when
+    `told`) or, with `codename`, on one of its targets (no player told)."""
+    payload = {
+        "challenge_id": str(challenge.id),
+        "scoring_strategy": challenge.scoring_strategy,
+        "account_id": _player_id(attempt.account_id, attempt.end_user.external_id),
+        "score": attempt.score,
+    }
+    if codename:
+        payload["codename"] = codename
+    recipients = []
+    if told:
+        recipients = list(
             ChallengeAttempt.objects.filter(challenge_id=challenge.id, account_id__isnull=False)
-            .exclude(account_id=holder_after.account_id)
+            .exclude(account_id=attempt.account_id)
             .values_list("account_id", flat=True)
             .distinct()
         )
-        event_emit_on_commit(
-            type=Event.Type.CHALLENGE_FIRST_BLOOD,
-            workspace_id=challenge.workspace_id,
-            subject_id=challenge.id,
-            dedupe_key=first_blood_key(challenge_id=challenge.id),
-            payload={
-                "challenge_id": str(challenge.id),
-                "scoring_strategy": challenge.scoring_strategy,
-                "account_id": _player_id(
-                    holder_after.account_id, holder_after.end_user.external_id
-                ),
-                "score": holder_after.score,
-            },
-            occurred_at=timezone.now(),
-            recipient_account_ids=list(played) if told else [],
-        )
+    event_emit_on_commit(
+        type=Event.Type.CHALLENGE_FIRST_BLOOD,
+        workspace_id=challenge.workspace_id,
+        subject_id=challenge.id,
+        dedupe_key=dedupe_key,
+        payload=payload,
+        occurred_at=occurred_at,
+        recipient_account_ids=recipients,
+    )
 
 
 def attempt_events_emit(
@@ -175,25 +199,12 @@ def attempt_events_emit(
     player = _player_id(attempt.account_id, attempt.end_user.external_id)
     told = _players_told(challenge)
     if previous_head is None:
-        played = (
-            ChallengeAttempt.objects.filter(challenge_id=challenge.id, account_id__isnull=False)
-            .exclude(account_id=attempt.account_id)
-            .values_list("account_id", flat=True)
-            .distinct()
-        )
-        event_emit_on_commit(
-            type="challenge_first_blood",
-            workspace_id=challenge.workspace_id,
-            subject_id=challenge.id,
+        _first_blood_emit(
+            challenge=challenge,
+            attempt=attempt,
             dedupe_key=first_blood_key(challenge_id=challenge.id),
-            payload={
-                "challenge_id": str(challenge.id),
-                "scoring_strategy": challenge.scoring_strategy,
-                "account_id": player,
-                "score": attempt.score,
-            },
             occurred_at=attempt.created_at,
-            recipient_account_ids=list(played) if told else [],
+            told=told,
         )
         return
     if previous_head["attempt_id"] == attempt.id:
@@ -238,19 +249,13 @@ def target_first_blood_emit(*, challenge: Challenge, attempt: ChallengeAttempt) 
     ).exclude(id=attempt.id)
     if wins.exists():
         return not wins.filter(end_user_id=attempt.end_user_id).exists()
-    event_emit_on_commit(
-        type="challenge_first_blood",
-        workspace_id=challenge.workspace_id,
-        subject_id=challenge.id,
+    _first_blood_emit(
+        challenge=challenge,
+        attempt=attempt,
         dedupe_key=f"first:{attempt.codename}",
-        payload={
-            "challenge_id": str(challenge.id),
-            "scoring_strategy": challenge.scoring_strategy,
-            "account_id": _player_id(attempt.account_id, attempt.end_user.external_id),
-            "score": attempt.score,
-            "codename": attempt.codename,
-        },
         occurred_at=attempt.created_at,
+        told=False,
+        codename=attempt.codename,
     )
     return True
 

@@ -15,20 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from mcp.server import Server, ServerRequestContext
+from mcp.server import Server
 from mcp.shared.exceptions import MCPError
-from mcp.types import (
-    INVALID_PARAMS,
-    CallToolRequestParams,
-    CallToolResult,
-    ListToolsResult,
-    PaginatedRequestParams,
-    TextContent,
-    Tool,
-)
+from mcp.types import INVALID_PARAMS, CallToolResult, Tool
 
 from challenges.selectors.challenges import challenge_path_id
-from core.mcp_rest import ASGIApp, rest_call, rest_scope
+from core.mcp_rest import ASGIApp, rest_call, rest_scope, tool_definition, tool_result, tools_server
 from core.threads import run_orm
 
 WEB_API = "/web/api"
@@ -63,8 +55,9 @@ _CODENAME = _text("Several targets with the player's choice: the codename of the
 
 
 def _tool(name: str, description: str, properties: dict, required: list[str]) -> Tool:
-    schema = {"type": "object", "properties": properties, "required": required}
-    return Tool(name=name, description=description, input_schema=schema)
+    return tool_definition(
+        name=name, description=description, properties=properties, required=required
+    )
 
 
 TOOLS = (
@@ -173,30 +166,10 @@ HANDLERS: dict[str, Callable[[Call, dict[str, Any]], Awaitable[Answer]]] = {
 }
 
 
-def _result(answer: Answer) -> CallToolResult:
-    data = answer.json()
-    return CallToolResult(
-        content=[TextContent(text=answer.body.decode(errors="replace"))],
-        structured_content=data if isinstance(data, dict) else None,
-        is_error=not answer.ok,
-    )
-
-
 def challenges_mcp_server(*, rest_app: ASGIApp) -> Server:
     """The players' MCP server, its tools answered by `rest_app` (Django)."""
-    listed = ListToolsResult(tools=list(TOOLS))
 
-    async def list_tools(
-        ctx: ServerRequestContext, params: PaginatedRequestParams | None
-    ) -> ListToolsResult:
-        return listed
-
-    async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
-        handler = HANDLERS.get(params.name)
-        if handler is None:
-            raise MCPError(INVALID_PARAMS, f"Unknown tool: {params.name}")
-        outer = ctx.request.scope
-
+    async def answer(outer: dict[str, Any], name: str, arguments: dict[str, Any]) -> CallToolResult:
         async def call(
             method: str, path: str, *, payload: dict | None = None, query: dict | None = None
         ) -> Answer:
@@ -204,6 +177,7 @@ def challenges_mcp_server(*, rest_app: ASGIApp) -> Server:
             scope = rest_scope(outer, method=method, path=path, query=query, body=body)
             return Answer(*await rest_call(rest_app, scope, body))
 
-        return _result(await handler(call, params.arguments or {}))
+        answered = await HANDLERS[name](call, arguments)
+        return tool_result(answered.status, answered.body, structured=answered.json())
 
-    return Server("prompt-challenges-play", on_list_tools=list_tools, on_call_tool=call_tool)
+    return tools_server(name="prompt-challenges-play", tools=list(TOOLS), answer=answer)

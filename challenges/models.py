@@ -341,7 +341,10 @@ class Challenge(models.Model):
         Read once per instance (or from a `prefetch_related("waves")`)."""
         if "waves" not in getattr(self, "_prefetched_objects_cache", {}):
             models.prefetch_related_objects([self], "waves")
-        waves = sorted(self.waves.all(), key=lambda wave: (wave.opens_at, wave.closes_at))
+        # The prefetched rows as they are: `self.waves.all()` builds a manager each call, and
+        # the bridge lane asks on every call.
+        prefetched = self._prefetched_objects_cache["waves"]
+        waves = sorted(prefetched, key=lambda wave: (wave.opens_at, wave.closes_at))
         if not waves:
             return None
         now = now or timezone.now()
@@ -778,6 +781,37 @@ class AgentStep(models.Model):
 
     def __str__(self) -> str:
         return f"Step {self.index} ({self.kind}) of {self.run_id}"
+
+
+class AgentBenignCheck(models.Model):
+    """The scenario's benign tasks, run once per configuration (docs/agents.md): they run
+    with every slot empty, so a player's text cannot change them, and each later run of
+    the same configuration on the same target shows these outcomes instead of paying for
+    them again. A changed challenge has a new `config_sha256` and runs them afresh."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="+")
+    # The digest the challenge's wins pin (challenges/proofs.py).
+    config_sha256 = models.CharField(max_length=64)
+    # A keyed digest of the target played and the agent's system prompt as sent (which
+    # holds a secret when the scenario names one): never the secret itself.
+    setting = models.CharField(max_length=64)
+    # [{task, passed}]
+    benign = models.JSONField(default=list)
+    # What the check's model calls used, spent against the workspace and the challenge.
+    tokens_total = models.PositiveIntegerField(default=0)
+    cost = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["challenge", "config_sha256", "setting"], name="agent_benign_check_once"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Benign tasks of {self.challenge_id} ({self.config_sha256[:12]})"
 
 
 class WinningPrompt(models.Model):

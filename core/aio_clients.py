@@ -11,6 +11,7 @@ reconnecting backs off for up to minutes.
 """
 
 import asyncio
+import functools
 import logging
 import weakref
 from typing import Any
@@ -41,7 +42,10 @@ _pg_outages: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task]
 )
 
 
+@functools.cache
 def postgres_in_use() -> bool:
+    # Fixed for the process; asked once: `connections` makes a new connection object for
+    # each request task that asks.
     return connections["default"].vendor == "postgresql"
 
 

@@ -1,3 +1,4 @@
+from collections.abc import Collection
 from typing import Any
 
 
@@ -30,3 +31,23 @@ def error_body(*, code: str, message: str, fields: dict[str, Any] | None = None)
     """The SPEC's error shape (§5), the one body every JSON error outside /api/ carries:
     the API views (core.api), the middleware (core.middleware) and the raw lanes."""
     return {"error": {"code": code, "message": message, "fields": fields or {}}}
+
+
+def fields_invalid(fields: dict[str, Any]) -> ApplicationError:
+    """The error of a call with fields that are wrong: each named, with its messages."""
+    return ApplicationError(
+        "Some fields are invalid: " + ", ".join(sorted(fields)) + ".", fields=fields
+    )
+
+
+def changes_set(instance: Any, changes: dict[str, Any], *, allowed: Collection[str]) -> None:
+    """Set an update's `changes` on `instance`, unsaved; a field outside `allowed` refuses
+    the whole update, each unknown field named."""
+    unknown = sorted(set(changes) - set(allowed))
+    if unknown:
+        raise ApplicationError(
+            "Unknown fields: " + ", ".join(unknown) + ".",
+            fields={name: ["Unknown field."] for name in unknown},
+        )
+    for name, value in changes.items():
+        setattr(instance, name, value)

@@ -9,7 +9,22 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlencode
 
+from mcp.server import Server, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    INVALID_PARAMS,
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+)
+
 ASGIApp = Callable[[dict, Callable, Callable], Awaitable[None]]
+# What answers a call to one of a server's tools: (the MCP request's ASGI scope, the tool's
+# name, its arguments) -> the tool's result.
+ToolAnswer = Callable[[dict[str, Any], str, dict[str, Any]], Awaitable[CallToolResult]]
 
 # What the MCP request carries about its own transport, not about the call it makes; the
 # cookie goes too, so a tool is authenticated by its Bearer token alone (no CSRF to skip).
@@ -65,3 +80,39 @@ async def rest_call(app: ASGIApp, scope: dict, body: bytes) -> tuple[int, bytes]
 
     await app(scope, receive, send)
     return answer["status"], answer["body"]
+
+
+def tool_definition(
+    *, name: str, description: str, properties: dict[str, Any], required: list[str]
+) -> Tool:
+    schema = {"type": "object", "properties": properties, "required": required}
+    return Tool(name=name, description=description, input_schema=schema)
+
+
+def tool_result(status: int, body: bytes, *, structured: Any = None) -> CallToolResult:
+    """A REST answer as a tool's result: its body as text (and `structured`, when it is a
+    JSON object), a tool error unless the status is 2xx."""
+    return CallToolResult(
+        content=[TextContent(text=body.decode(errors="replace"))],
+        structured_content=structured if isinstance(structured, dict) else None,
+        is_error=not 200 <= status < 300,
+    )
+
+
+def tools_server(*, name: str, tools: list[Tool], answer: ToolAnswer) -> Server:
+    """An MCP server listing `tools`, a call to one of them answered by `answer`; a call to
+    any other name is the protocol's invalid-params error."""
+    listed = ListToolsResult(tools=list(tools))
+    names = {tool.name for tool in tools}
+
+    async def list_tools(
+        ctx: ServerRequestContext, params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        return listed
+
+    async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
+        if params.name not in names:
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {params.name}")
+        return await answer(ctx.request.scope, params.name, params.arguments or {})
+
+    return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)

@@ -4,13 +4,16 @@ import logging
 import threading
 import time
 import uuid
+import weakref
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from core.batching import LoopBatcher
 from core.client_ip import client_ip
 from core.errors import ApplicationError
 
@@ -142,39 +145,99 @@ class RateCount:
             )
 
 
-# Counts one hit on each limit in turn and stops at the first one over, as Django's path
-# calls rate_limit_hit limit after limit: a hit one limit refused costs nothing on the next.
+# For each call, counts one hit on each of its limits in turn and stops at the first one
+# over, as Django's path calls rate_limit_hit limit after limit: a hit one limit refused
+# costs nothing on the next. ARGV: the number of calls, then per call its number of
+# limits and (limit, expiry) per limit; KEYS: the calls' hit keys in the same order.
 _COUNT_IN_TURN = """
-local counts = {}
-for i, hit_key in ipairs(KEYS) do
-    local count = redis.call('INCR', hit_key)
-    redis.call('EXPIRE', hit_key, ARGV[2 * i], 'NX')
-    counts[i] = count
-    local limit = tonumber(ARGV[2 * i - 1])
-    if limit > 0 and count > limit then
-        break
+local replies = {}
+local key = 0
+local arg = 2
+for call = 1, tonumber(ARGV[1]) do
+    local limits = tonumber(ARGV[arg])
+    local counts = {}
+    local stopped = false
+    for i = 1, limits do
+        key = key + 1
+        if not stopped then
+            local count = redis.call('INCR', KEYS[key])
+            redis.call('EXPIRE', KEYS[key], ARGV[arg + 2 * i], 'NX')
+            counts[i] = count
+            local limit = tonumber(ARGV[arg + 2 * i - 1])
+            if limit > 0 and count > limit then
+                stopped = true
+            end
+        end
     end
+    arg = arg + 1 + 2 * limits
+    replies[call] = counts
 end
-return counts
+return replies
 """
 
+# The most calls one script counts.
+_BATCH_LIMIT = 128
 
-async def rate_limits_count_async(redis_client, limits: list[RateLimit]) -> list[RateCount]:
-    """Count one hit on each limit in turn (`rate_limit_hit`'s counters), in one Redis round
-    trip, up to the first limit the hit is over: the counts of the limits it reached."""
+
+@dataclass(frozen=True)
+class _Hits:
+    client: Any
+    limits: list[RateLimit]
+    windows: list[tuple[int, int, str]]
+
+
+def _hits(redis_client, limits: list[RateLimit]) -> _Hits:
     windows = []
     for limit in limits:
         now, window_start = _window(limit.window_seconds)
         hit_key = _hit_key(scope=limit.scope, key=limit.key, window_start=window_start)
         windows.append((now, window_start, hit_key))
-    arguments = [value for limit in limits for value in (limit.limit, limit.window_seconds + 5)]
-    replies = await redis_client.eval(
-        _COUNT_IN_TURN, len(limits), *(hit_key for _, _, hit_key in windows), *arguments
-    )
-    return [
-        RateCount(limit=limit, hit_key=hit_key, count=int(count), now=now, window_start=start)
-        for limit, (now, start, hit_key), count in zip(limits, windows, replies, strict=False)
-    ]
+    return _Hits(client=redis_client, limits=limits, windows=windows)
+
+
+async def _count_batch(batch: list[_Hits]) -> list[list[RateCount]]:
+    """Every call of the batch counted in one script (one Redis round trip per client)."""
+    counted: dict[int, list[RateCount]] = {}
+    for client in {id(hits.client): hits.client for hits in batch}.values():
+        calls = [(at, hits) for at, hits in enumerate(batch) if hits.client is client]
+        keys = [hit_key for _, hits in calls for _, _, hit_key in hits.windows]
+        arguments: list[Any] = [len(calls)]
+        for _, hits in calls:
+            arguments.append(len(hits.limits))
+            for limit in hits.limits:
+                arguments += [limit.limit, limit.window_seconds + 5]
+        replies = await _script(client)(keys=keys, args=arguments)
+        for (at, hits), counts in zip(calls, replies, strict=True):
+            counted[at] = [
+                RateCount(
+                    limit=limit, hit_key=hit_key, count=int(count), now=now, window_start=start
+                )
+                for limit, (now, start, hit_key), count in zip(
+                    hits.limits, hits.windows, counts, strict=False
+                )
+            ]
+    return [counted[at] for at in range(len(batch))]
+
+
+_scripts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _script(client):
+    """The counting script registered on this client (EVALSHA, loaded when Redis lacks it)."""
+    script = _scripts.get(client)
+    if script is None:
+        script = _scripts[client] = client.register_script(_COUNT_IN_TURN)
+    return script
+
+
+_counting = LoopBatcher(_count_batch, limit=_BATCH_LIMIT)
+
+
+async def rate_limits_count_async(redis_client, limits: list[RateLimit]) -> list[RateCount]:
+    """Count one hit on each limit in turn (`rate_limit_hit`'s counters) up to the first
+    limit the hit is over: the counts of the limits it reached. Calls counted meanwhile on
+    this event loop go together in one Redis round trip (core/batching.py)."""
+    return await _counting.submit(_hits(redis_client, limits))
 
 
 async def rate_counts_undo_async(redis_client, counts: list[RateCount]) -> None:

@@ -12,7 +12,7 @@ from notifications.services import (
     webhook_test_send,
 )
 from notifications.subjects import event_subjects
-from players.admin import WorkspaceScopedAdmin
+from players.scoping import WorkspaceScopedAdmin
 from players.selectors import workspaces_for_user
 
 

@@ -17,8 +17,13 @@ def group_send(*, group: str, message: dict[str, Any]) -> None:
     A channel layer that is down must not undo or fail the write that caused the push,
     so the failure is logged once and the pages fall back to polling.
     """
+    async_to_sync(group_send_async)(group=group, message=message)
+
+
+async def group_send_async(*, group: str, message: dict[str, Any]) -> None:
+    """`group_send` from a coroutine (the raw lanes)."""
     try:
-        async_to_sync(get_channel_layer().group_send)(group, message)
+        await get_channel_layer().group_send(group, message)
     except Exception:
         logger.warning("Could not push to the live group %s", group, exc_info=True)
 

@@ -7,7 +7,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import QuerySet
 
 from notifications.models import Event, EventRecipient, WebhookDelivery, WebhookEndpoint
-from players.selectors import workspaces_for_user
+from players.selectors import rows_for_creator, workspaces_for_user
 
 PLAYER_EVENT_TYPES = (
     Event.Type.CHALLENGE_FIRST_BLOOD,
@@ -19,11 +19,9 @@ PLAYER_EVENT_TYPES = (
 def events_for_creator(
     *, user: AbstractBaseUser, workspace_id: uuid.UUID | None = None, type: str | None = None
 ) -> QuerySet[Event]:
-    events = Event.objects.filter(workspace__in=workspaces_for_user(user=user)).exclude(
+    events = rows_for_creator(Event.objects, user=user, workspace_id=workspace_id).exclude(
         type=Event.Type.WEBHOOK_TEST
     )
-    if workspace_id:
-        events = events.filter(workspace_id=workspace_id)
     if type:
         events = events.filter(type=type)
     return events.order_by("-occurred_at", "id")

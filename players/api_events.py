@@ -2,16 +2,14 @@
 API: `GET/PATCH /console/api/workspace`, `/console/api/brackets`, a player's bracket at
 `PATCH /console/api/players/{id}`, and `GET/POST /web/api/me/brackets`."""
 
-from decimal import Decimal
-
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api import StrictSerializer, object_or_404, paginated_response
-from core.errors import ApplicationError, NotFoundError
+from core.errors import ApplicationError
 from players.events import (
     UNSET,
     bracket_create,
@@ -20,41 +18,15 @@ from players.events import (
     player_bracket_choose,
     workspace_event_update,
 )
+from players.inputs import WORKSPACE, BudgetSerializer, budget_out
 from players.models import Bracket, EndUser, Workspace
 from players.selectors import (
     brackets_of_workspace,
-    workspace_for_read,
+    workspace_of_member,
     workspace_require_write,
     workspaces_for_user,
 )
 from players.services import end_user_for_account
-
-WORKSPACE = OpenApiParameter(
-    "workspace", str, description="Workspace id or slug; needed when you belong to several"
-)
-
-
-class BudgetSerializer(StrictSerializer):
-    """A budget (SPEC §10 Prices and budgets): tokens, money at the model prices, or both;
-    a missing or null part is no limit."""
-
-    tokens = serializers.IntegerField(
-        required=False, allow_null=True, min_value=1, max_value=9_000_000_000_000
-    )
-    cost = serializers.DecimalField(
-        max_digits=14,
-        decimal_places=4,
-        required=False,
-        allow_null=True,
-        min_value=Decimal("0.0001"),
-        coerce_to_string=False,
-    )
-
-
-def budget_out(tokens, cost) -> dict | None:
-    if tokens is None and cost is None:
-        return None
-    return {"tokens": tokens, "cost": float(cost) if cost is not None else None}
 
 
 class WorkspaceSettingsSerializer(serializers.ModelSerializer):
@@ -143,18 +115,7 @@ class ConsoleApi(APIView):
 
 def console_workspace(request) -> Workspace:
     """The workspace named by `?workspace=` (404 unless a member), else the only one."""
-    requested = request.query_params.get("workspace")
-    if requested:
-        return workspace_for_read(user=request.user, requested=requested)
-    workspaces = list(workspaces_for_user(user=request.user)[:2])
-    if not workspaces:
-        raise NotFoundError("You are not a member of any workspace.")
-    if len(workspaces) > 1:
-        raise ApplicationError(
-            "You belong to several workspaces; say which with '?workspace='.",
-            fields={"workspace": ["Required when you belong to several workspaces."]},
-        )
-    return workspaces[0]
+    return workspace_of_member(user=request.user, requested=request.query_params.get("workspace"))
 
 
 class WorkspaceSettingsApi(ConsoleApi):

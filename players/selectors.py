@@ -1,11 +1,12 @@
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from core.errors import ApplicationError
+from core.errors import ApplicationError, NotFoundError
 from players.models import ApiToken, Bracket, EndUser, Membership, PlayerProfile, Workspace
 
 
@@ -18,6 +19,19 @@ def workspaces_for_user(*, user: AbstractBaseUser, writable: bool = False) -> Qu
     if writable:
         memberships = memberships.exclude(role=Membership.Role.VIEWER)
     return Workspace.objects.filter(id__in=memberships.values("workspace_id"))
+
+
+def rows_for_creator(
+    rows: QuerySet, *, user: AbstractBaseUser, workspace_id: Any = None, app_id: str | None = None
+) -> QuerySet:
+    """What a creator sees of `rows` in the console: the rows of their workspaces, narrowed
+    to one workspace (`?workspace=`) and one Dify app (`?app_id=`) when asked."""
+    rows = rows.filter(workspace__in=workspaces_for_user(user=user))
+    if workspace_id:
+        rows = rows.filter(workspace_id=workspace_id)
+    if app_id:
+        rows = rows.filter(app_id=app_id)
+    return rows
 
 
 def membership_role(*, user: AbstractBaseUser, workspace_id) -> str | None:
@@ -84,6 +98,22 @@ def workspace_for_read(*, user: AbstractBaseUser, requested: str) -> Workspace:
             fields={"workspace": ["Unknown workspace, or you are not a member of it."]},
         )
     return workspace
+
+
+def workspace_of_member(*, user: AbstractBaseUser, requested: str | None) -> Workspace:
+    """The workspace a console call acts on: the one named (id or slug; 404 unless the
+    caller is a member), else the caller's only one."""
+    if requested:
+        return workspace_for_read(user=user, requested=requested)
+    workspaces = list(workspaces_for_user(user=user)[:2])
+    if not workspaces:
+        raise NotFoundError("You are not a member of any workspace.")
+    if len(workspaces) > 1:
+        raise ApplicationError(
+            "You belong to several workspaces; say which with '?workspace='.",
+            fields={"workspace": ["Required when you belong to several workspaces."]},
+        )
+    return workspaces[0]
 
 
 def end_user_of_account(*, workspace_id, account: AbstractBaseUser) -> EndUser | None:

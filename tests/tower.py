@@ -1,7 +1,7 @@
 """Reading the demo tower's passwords out of the offline model's trick replies, as a player
-does (judging.targets: acrostic, one-letter shift, NATO phonetic alphabet)."""
+does (judging.offline_model: acrostic, one-letter shift, NATO phonetic alphabet)."""
 
-from judging.targets import PHONETIC_ALPHABET
+from judging.offline_model import PHONETIC_ALPHABET
 
 FROM_PHONETIC = {word: letter for letter, word in PHONETIC_ALPHABET.items()}
 

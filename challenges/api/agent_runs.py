@@ -11,13 +11,12 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from challenges.api.play import PROOF_ID_HELP, VERDICT_STATUSES, attempt_source
-from challenges.api.serializers import StrictSerializer
 from challenges.models import AgentRun, AgentStep, ChallengeAttempt
 from challenges.modes import play_mode_for
 from challenges.selectors.agent_runs import agent_run_of_player, agent_run_steps
 from challenges.selectors.challenges import challenges_to_play
 from challenges.services.agent_runs import AgentRunResult
-from core.api import MoneyField, object_or_404
+from core.api import MoneyField, StrictSerializer, object_or_404
 from core.async_api import AsyncApiView
 from core.errors import NotFoundError
 from core.ratelimit import client_ip

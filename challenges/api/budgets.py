@@ -12,8 +12,8 @@ from challenges.models import ModelPrice
 from challenges.selectors.spend import Budget, workspace_spend
 from challenges.services.budgets import model_price_set
 from core.api import MoneyField, StrictSerializer, paginated_response
-from players.api_events import WORKSPACE, console_workspace
-from players.selectors import workspace_for_write, workspaces_for_user
+from players.inputs import WORKSPACE
+from players.selectors import workspace_for_write, workspace_of_member, workspaces_for_user
 
 
 class ModelPriceSerializer(serializers.ModelSerializer):
@@ -132,4 +132,7 @@ class SpendApi(ConsoleApi):
     @extend_schema(parameters=[WORKSPACE], responses=SpendSerializer)
     def get(self, request):
         """Spend against the workspace's budget and each challenge's, as recorded so far."""
-        return Response(SpendSerializer(workspace_spend(workspace=console_workspace(request))).data)
+        workspace = workspace_of_member(
+            user=request.user, requested=request.query_params.get("workspace")
+        )
+        return Response(SpendSerializer(workspace_spend(workspace=workspace)).data)

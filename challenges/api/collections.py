@@ -10,8 +10,11 @@ from challenges.api.serializers import (
     PLAYER_SOURCE_HELP,
     PLAYERS_PARAMETER,
     PublicChallengeSerializer,
-    StrictSerializer,
+    bracket_field,
+    frozen_at_field,
+    players_field,
 )
+from challenges.inputs import CollectionInputSerializer
 from challenges.models import ChallengeCollection
 from challenges.selectors.collections import (
     collections_for_creator,
@@ -28,29 +31,12 @@ from challenges.services.collections import (
     collection_set_challenges,
     collection_update,
 )
-from core.api import leaderboard_limit, object_or_404, paginated_response
-from core.errors import ApplicationError, NotFoundError
+from core.api import StrictSerializer, leaderboard_limit, object_or_404, paginated_response
+from core.errors import NotFoundError
+from players.inputs import workspace_kept
 from players.selectors import workspace_for_write, workspace_require_write
 
 # --- Serializers ----------------------------------------------------------------------
-
-
-class CollectionInputSerializer(StrictSerializer):
-    workspace = serializers.CharField(
-        required=False, help_text="Workspace id or slug; needed when you belong to several."
-    )
-    app_id = serializers.CharField(max_length=64, required=False, allow_blank=True)
-    name = serializers.CharField(max_length=200)
-    slug = serializers.SlugField(max_length=80, required=False, allow_blank=True)
-    description = serializers.CharField(required=False, allow_blank=True, max_length=20000)
-    instructions_md = serializers.CharField(required=False, allow_blank=True, max_length=100000)
-    theme = serializers.DictField(required=False)
-    is_public = serializers.BooleanField(required=False)
-    in_order = serializers.BooleanField(required=False)
-    scoring_strategy = serializers.ChoiceField(ChallengeCollection.Strategy.choices, required=False)
-    scoring_plugin_id = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    scoring_entrypoint = serializers.CharField(required=False, allow_blank=True, max_length=300)
-    scoring_config = serializers.DictField(required=False)
 
 
 class CollectionChallengesInputSerializer(StrictSerializer):
@@ -128,16 +114,9 @@ class CollectionStandingSerializer(serializers.Serializer):
 class CollectionLeaderboardSerializer(serializers.Serializer):
     collection_id = serializers.UUIDField()
     scoring_strategy = serializers.CharField()
-    frozen_at = serializers.DateTimeField(
-        allow_null=True,
-        help_text="While the event's scoreboard is frozen: the standings are as of this moment.",
-    )
-    bracket = serializers.CharField(allow_null=True, help_text="The bracket shown (slug), or null")
-    players = serializers.ChoiceField(
-        ["all", "agents", "humans"],
-        default="all",
-        help_text="Whose wins are counted: agents' (made with an agent's token), humans', all",
-    )
+    frozen_at = frozen_at_field()
+    bracket = bracket_field()
+    players = players_field()
     metric = serializers.CharField(
         help_text="What 'value' holds: points, total_elapsed_ms, total_tokens or average_rating."
     )
@@ -193,12 +172,7 @@ class CollectionDetailApi(ConsoleApi):
         workspace_require_write(user=request.user, workspace_id=collection.workspace_id)
         data = CollectionInputSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
-        fields = dict(data.validated_data)
-        if "workspace" in fields:
-            raise ApplicationError(
-                "A collection cannot move to another workspace.",
-                fields={"workspace": ["Read-only after creation."]},
-            )
+        fields = workspace_kept(dict(data.validated_data), what="A collection")
         collection_update(collection=collection, **fields)
         return Response(CollectionOutputSerializer(collection).data)
 

@@ -12,12 +12,10 @@ from rest_framework.views import APIView
 
 from challenges.api.serializers import (
     AttemptOutputSerializer,
-    ChallengeInputSerializer,
     ChallengeOutputSerializer,
     SecretCreateSerializer,
     SecretOutputSerializer,
     SecretUpdateSerializer,
-    budget_fields,
 )
 from challenges.break_exports import FORMATS, export_file
 from challenges.exports import (
@@ -26,14 +24,16 @@ from challenges.exports import (
     attempts_csv_response,
     attempts_jsonl_response,
 )
+from challenges.inputs import ChallengeInputSerializer, budget_fields
 from challenges.models import Challenge, ChallengeAttempt, Secret
 from challenges.selectors.attempts import attempts_for_challenge
 from challenges.selectors.challenges import challenges_for_creator
 from challenges.selectors.secrets import secrets_for_creator
 from challenges.services.challenges import challenge_create, challenge_delete, challenge_update
 from challenges.services.secrets import secret_create, secret_delete, secret_update
-from core.api import object_or_404, paginated_response, uuid_or_404
+from core.api import ErrorsAsJson, object_or_404, paginated_response, uuid_or_404
 from core.errors import ApplicationError
+from players.inputs import workspace_kept
 from players.models import Workspace
 from players.selectors import workspace_for_read, workspace_for_write, workspace_require_write
 
@@ -96,12 +96,7 @@ class ChallengeDetailApi(ConsoleApi):
         workspace_require_write(user=request.user, workspace_id=challenge.workspace_id)
         data = ChallengeInputSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
-        fields = budget_fields(dict(data.validated_data))
-        if "workspace" in fields:
-            raise ApplicationError(
-                "A challenge cannot move to another workspace.",
-                fields={"workspace": ["Read-only after creation."]},
-            )
+        fields = workspace_kept(budget_fields(dict(data.validated_data)), what="A challenge")
         challenge = challenge_update(challenge=challenge, user=request.user, **fields)
         return Response(ChallengeOutputSerializer(challenge).data)
 
@@ -134,17 +129,9 @@ def _optional_datetime(raw: str | None, name: str):
     return value
 
 
-class ChallengeAttemptListApi(ConsoleApi):
+class ChallengeAttemptListApi(ErrorsAsJson, ConsoleApi):
     # `Accept: text/csv` or `application/x-ndjson` asks for an export as `?format=` does.
     renderer_classes = [JSONRenderer, CsvExportRenderer, JsonlExportRenderer]
-
-    def finalize_response(self, request, response, *args, **kwargs):
-        renderer = getattr(request, "accepted_renderer", None)
-        if isinstance(response, Response) and renderer and renderer.format != "json":
-            # Errors (and anything not streamed) answer as JSON whatever was accepted.
-            request.accepted_renderer = JSONRenderer()
-            request.accepted_media_type = JSONRenderer.media_type
-        return super().finalize_response(request, response, *args, **kwargs)
 
     @extend_schema(
         parameters=[

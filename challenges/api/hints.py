@@ -7,7 +7,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from challenges.api.console import ConsoleApi
-from challenges.api.serializers import StrictSerializer
+from challenges.inputs import HintInputSerializer
 from challenges.models import Challenge, Hint
 from challenges.selectors.challenges import challenges_for_creator, challenges_visible
 from challenges.selectors.hints import (
@@ -18,16 +18,13 @@ from challenges.selectors.hints import (
 )
 from challenges.selectors.levels import prerequisites_of
 from challenges.services.hints import (
-    HINT_BODY_MAX_CHARS,
-    HINT_COST_MAX,
-    HINT_ORDER_MAX,
     hint_create,
     hint_delete,
     hint_unlock,
     hint_update,
 )
 from challenges.services.prerequisites import MAX_PREREQUISITES, challenge_set_prerequisites
-from core.api import object_or_404, paginated_response, uuid_or_404
+from core.api import StrictSerializer, object_or_404, paginated_response, uuid_or_404
 from core.errors import NotFoundError
 from players.selectors import end_user_of_account, workspace_require_write
 
@@ -46,12 +43,6 @@ class PlayerHintSerializer(serializers.Serializer):
 
     def get_body_md(self, hint: Hint) -> str | None:
         return hint.body_md if hint_body_shown(hint) else None
-
-
-class HintInputSerializer(StrictSerializer):
-    order = serializers.IntegerField(min_value=0, max_value=HINT_ORDER_MAX, required=False)
-    body_md = serializers.CharField(max_length=HINT_BODY_MAX_CHARS, trim_whitespace=False)
-    cost = serializers.IntegerField(min_value=0, max_value=HINT_COST_MAX, required=False)
 
 
 class HintOutputSerializer(serializers.ModelSerializer):

@@ -10,7 +10,6 @@ from challenges.api.console import WORKSPACE_FILTER, workspace_filter
 from challenges.api.serializers import (
     AuditOutputSerializer,
     ReviewOutputSerializer,
-    StrictSerializer,
 )
 from challenges.models import Review
 from challenges.selectors.reviews import audit_for_owner, reviews_for_creator
@@ -21,7 +20,7 @@ from challenges.services.reviews import (
     attempt_reopen,
     review_decide,
 )
-from core.api import paginated_response, uuid_or_404
+from core.api import StrictSerializer, paginated_response, uuid_or_404
 from core.errors import ApplicationError
 
 

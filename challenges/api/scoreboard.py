@@ -13,14 +13,20 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from challenges.api.console import WORKSPACE_FILTER, ConsoleApi
-from challenges.api.serializers import PLAYERS_PARAMETER, LeaderboardSerializer
+from challenges.api.serializers import (
+    PLAYERS_PARAMETER,
+    LeaderboardSerializer,
+    bracket_field,
+    frozen_at_field,
+    players_field,
+)
 from challenges.board_render import board_body_for_limit
 from challenges.exports import CSV_MEDIA_TYPE, CsvExportRenderer, csv_cell
 from challenges.scoring import POINTS_PER_SOLVE
 from challenges.selectors.challenges import challenges_for_creator
 from challenges.selectors.scoreboard import ScoreboardRow, scoreboard_standings
 from challenges.selectors.standings import BoardView, board_filters, board_view, board_view_live
-from core.api import leaderboard_limit, object_or_404
+from core.api import ErrorsAsJson, leaderboard_limit, object_or_404
 from core.errors import ApplicationError, NotFoundError
 from players.models import Workspace
 from players.selectors import workspace_for_read, workspaces_for_user
@@ -39,16 +45,9 @@ class ScoreboardRowSerializer(serializers.Serializer):
 
 class ScoreboardSerializer(serializers.Serializer):
     workspace = serializers.CharField(help_text="The workspace's slug")
-    frozen_at = serializers.DateTimeField(
-        allow_null=True,
-        help_text="While the event's scoreboard is frozen: the standings are as of this moment.",
-    )
-    bracket = serializers.CharField(allow_null=True, help_text="The bracket shown (slug), or null")
-    players = serializers.ChoiceField(
-        ["all", "agents", "humans"],
-        default="all",
-        help_text="Whose wins are counted: agents' (made with an agent's token), humans', all",
-    )
+    frozen_at = frozen_at_field()
+    bracket = bracket_field()
+    players = players_field()
     points_per_solve = serializers.IntegerField()
     limit = serializers.IntegerField()
     entries = ScoreboardRowSerializer(many=True)
@@ -83,17 +82,9 @@ def _csv_response(rows: list[ScoreboardRow], *, filename: str) -> HttpResponse:
     return response
 
 
-class _ScoreboardApi(APIView):
+class _ScoreboardApi(ErrorsAsJson, APIView):
     # `?format=csv` (or `Accept: text/csv`) answers the standings as a CSV file.
     renderer_classes = [JSONRenderer, CsvExportRenderer]
-
-    def finalize_response(self, request, response, *args, **kwargs):
-        renderer = getattr(request, "accepted_renderer", None)
-        if isinstance(response, Response) and renderer and renderer.format != "json":
-            # Errors answer as JSON whatever was accepted.
-            request.accepted_renderer = JSONRenderer()
-            request.accepted_media_type = JSONRenderer.media_type
-        return super().finalize_response(request, response, *args, **kwargs)
 
     def respond(self, request, *, workspace: Workspace, view: BoardView, filename: str):
         export = request.query_params.get("format") or request.accepted_renderer.format

@@ -12,117 +12,11 @@ from challenges.selectors.bounties import (
 )
 from challenges.services.challenges import CHALLENGE_FIELDS
 from challenges.targets import (
-    MAX_TARGETS,
-    TargetEntrySerializer,
     codenames,
     revealed_targets,
 )
 from core.api import MoneyField, StrictSerializer
-from players.api_events import BudgetSerializer, budget_out
-
-
-class ChallengeInputSerializer(StrictSerializer):
-    workspace = serializers.CharField(
-        required=False, help_text="Workspace id or slug; needed when you belong to several."
-    )
-    app_id = serializers.CharField(max_length=64, required=False, allow_blank=True)
-    workflow_id = serializers.CharField(max_length=64, required=False, allow_blank=True)
-    name = serializers.CharField(max_length=200)
-    slug = serializers.SlugField(max_length=80, required=False, allow_blank=True)
-    description = serializers.CharField(required=False, allow_blank=True, max_length=20000)
-    goal = serializers.CharField(required=False, allow_blank=True, max_length=20000)
-    instructions_md = serializers.CharField(required=False, allow_blank=True, max_length=100000)
-    theme = serializers.DictField(required=False)
-    success_type = serializers.ChoiceField(Challenge.SuccessType.choices, required=False)
-    success_pattern = serializers.CharField(required=False, allow_blank=True, max_length=5000)
-    secret_ref = serializers.CharField(required=False, allow_blank=True, max_length=100)
-    answer_mode = serializers.ChoiceField(Challenge.AnswerMode.choices, required=False)
-    secret_per_player = serializers.BooleanField(required=False)
-    secret_words = serializers.CharField(required=False, allow_blank=True, max_length=20000)
-    defences = serializers.ListField(child=serializers.DictField(), required=False, max_length=20)
-    scoring_strategy = serializers.ChoiceField(Challenge.Strategy.choices, required=False)
-    is_active = serializers.BooleanField(required=False)
-    system_prompt = serializers.CharField(required=False, allow_blank=True, max_length=50000)
-    target = serializers.ChoiceField(Challenge.Target.choices, required=False)
-    target_model = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    target_config = serializers.DictField(required=False)
-    evaluator_type = serializers.ChoiceField(Challenge.EvaluatorType.choices, required=False)
-    judge_config = serializers.DictField(required=False)
-    judge_panel = serializers.DictField(
-        required=False,
-        help_text="{judges: [judge_config…], rule: all|majority|any, "
-        "review: disagreement|margin|never, review_margin} (SPEC §10); {} for one judge",
-    )
-    evaluator_plugin_id = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    evaluator_entrypoint = serializers.CharField(required=False, allow_blank=True, max_length=300)
-    evaluator_config = serializers.DictField(required=False)
-    scoring_plugin_id = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    scoring_entrypoint = serializers.CharField(required=False, allow_blank=True, max_length=300)
-    scoring_config = serializers.DictField(required=False)
-    max_attempts_per_hour = serializers.IntegerField(required=False, min_value=0, max_value=100000)
-    starts_at = serializers.DateTimeField(required=False, allow_null=True)
-    ends_at = serializers.DateTimeField(required=False, allow_null=True)
-    mask_variables = serializers.ListField(
-        child=serializers.CharField(max_length=100), required=False, max_length=100
-    )
-    keep_failed_prompts = serializers.BooleanField(required=False)
-    mode = serializers.ChoiceField(Challenge.Mode.choices, required=False)
-    max_turns = serializers.IntegerField(required=False, min_value=1, max_value=100)
-    judge_scope = serializers.ChoiceField(Challenge.JudgeScope.choices, required=False)
-    session_token_budget = serializers.IntegerField(
-        required=False, allow_null=True, min_value=1, max_value=2_000_000_000
-    )
-    agent = serializers.DictField(
-        required=False,
-        help_text="mode agent (SPEC §9): {system_prompt, task, tools: [{name, description, "
-        "parameters, returns}], slots: [{name, kind, template}], win: {tool, args, conceal}, "
-        "benign_tasks: [{task, expect}], max_steps, token_budget}",
-    )
-    targets = TargetEntrySerializer(
-        many=True,
-        required=False,
-        max_length=MAX_TARGETS,
-        help_text="Several anonymised targets (SPEC §9); empty: the target above is the only one.",
-    )
-    target_assignment = serializers.ChoiceField(Challenge.TargetAssignment.choices, required=False)
-    reveal_targets = serializers.BooleanField(required=False)
-    copy_policy = serializers.ChoiceField(
-        Challenge.CopyPolicy.choices,
-        required=False,
-        help_text="A win whose prompt is a near-copy of another player's earlier win: "
-        "off (nothing), flag (recorded with near_copy_of) or refuse (409 near_copy).",
-    )
-    copy_threshold = serializers.FloatField(
-        required=False,
-        help_text="pg_trgm similarity, above 0 and up to 1, from which a prompt is a near-copy.",
-    )
-    budget = BudgetSerializer(
-        required=False, allow_null=True, help_text="All players together; null removes it"
-    )
-    player_budget = BudgetSerializer(
-        required=False, allow_null=True, help_text="Each player; null removes it"
-    )
-    fallback_target = serializers.CharField(
-        required=False,
-        allow_blank=True,
-        max_length=200,
-        help_text="Played when a budget is spent: 'offline' or 'openai/<model>'; empty pauses",
-    )
-
-
-# A challenge's budget inputs (docs/budgets.md): the spending decisions of the site that runs
-# it, at its own prices, so an event file (redblue/porting) carries none of them.
-BUDGET_INPUTS = frozenset({"budget", "player_budget", "fallback_target"})
-
-
-def budget_fields(fields: dict) -> dict:
-    """The validated input with `budget` and `player_budget` as the challenge's columns."""
-    for name, prefix in (("budget", "budget_"), ("player_budget", "player_budget_")):
-        if name in fields:
-            given = fields.pop(name) or {}
-            fields[prefix + "tokens"] = given.get("tokens")
-            fields[prefix + "cost"] = given.get("cost")
-    return fields
+from players.inputs import BudgetSerializer, budget_out
 
 
 class ChallengeOutputSerializer(serializers.ModelSerializer):
@@ -407,22 +301,36 @@ PLAYERS_PARAMETER = OpenApiParameter(
 )
 
 
+def frozen_at_field() -> serializers.DateTimeField:
+    """A board's `frozen_at`, in every board payload (a challenge's, a collection's, the
+    scoreboards)."""
+    return serializers.DateTimeField(
+        allow_null=True,
+        help_text="While the event's scoreboard is frozen: the standings are as of this moment.",
+    )
+
+
+def bracket_field() -> serializers.CharField:
+    return serializers.CharField(allow_null=True, help_text="The bracket shown (slug), or null")
+
+
+def players_field() -> serializers.ChoiceField:
+    return serializers.ChoiceField(
+        ["all", "agents", "humans"],
+        default="all",
+        help_text="Whose wins count: agents' (made with an agent's token), humans', all",
+    )
+
+
 class LeaderboardSerializer(serializers.Serializer):
     challenge_id = serializers.UUIDField()
     target = serializers.CharField(
         required=False, help_text="Several targets: the codename whose board this is."
     )
     scoring_strategy = serializers.CharField()
-    frozen_at = serializers.DateTimeField(
-        allow_null=True,
-        help_text="While the event's scoreboard is frozen: the standings are as of this moment.",
-    )
-    bracket = serializers.CharField(allow_null=True, help_text="The bracket shown (slug), or null")
-    players = serializers.ChoiceField(
-        ["all", "agents", "humans"],
-        default="all",
-        help_text="Whose wins are ranked: agents' (made with an agent's token), humans', all",
-    )
+    frozen_at = frozen_at_field()
+    bracket = bracket_field()
+    players = players_field()
     limit = serializers.IntegerField()
     entries = LeaderboardRowSerializer(many=True)
 

@@ -13,7 +13,6 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from challenges.api.play import PROOF_ID_HELP, attempt_source
-from challenges.api.serializers import StrictSerializer
 from challenges.api.stream import (
     EVENT_STREAM,
     AttemptStreamApi,
@@ -26,7 +25,7 @@ from challenges.modes.conversation import TurnPlan, turn_play_async, turn_stream
 from challenges.selectors.challenges import challenges_to_play
 from challenges.selectors.sessions import session_of_player, session_turns, session_turns_left
 from challenges.services.sessions import TurnOutcome
-from core.api import MoneyField, object_or_404
+from core.api import MoneyField, StrictSerializer, object_or_404
 from core.async_api import AsyncApiView
 from core.errors import ApplicationError, NotFoundError
 from core.ratelimit import client_ip

@@ -5,6 +5,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from challenges.api.serializers import frozen_at_field
 from challenges.scoring import POINTS_PER_SOLVE
 from challenges.selectors.standings import board_view
 from challenges.selectors.team_scoreboard import team_scoreboard, team_scoreboard_workspace
@@ -31,10 +32,7 @@ class TeamRowSerializer(serializers.Serializer):
 
 class TeamScoreboardSerializer(serializers.Serializer):
     workspace = serializers.CharField()
-    frozen_at = serializers.DateTimeField(
-        allow_null=True,
-        help_text="While the event's scoreboard is frozen: the standings are as of this moment.",
-    )
+    frozen_at = frozen_at_field()
     points_per_solve = serializers.IntegerField()
     teams = TeamRowSerializer(many=True)
 

@@ -3,9 +3,11 @@
 It answers a Bearer-keyed, well-formed call for a stored rules challenge with the full
 path's answer, status and headers: key and player rate limits (one Redis round trip),
 stored-answer replay, the rules evaluator with the echo rule, masking, and the recorder
-(challenges/services/recording.py: delivery and attempt in one SQL statement), then a
-win's signed proof (`proof_issue_for_attempt`); a win that a live board shows, or that
-writes an event, is recorded by the full path's `evaluation_finish`.
+(challenges/services/recording.py: delivery and attempt in one SQL statement); a win that a
+live board shows, or that writes an event, is recorded by the full path's
+`evaluation_finish`. A win the statement records gets its signed proof the first time
+anyone asks for it (`proof_for_id`): the attempt pins what the proof attests, so the call
+does not wait for a signature.
 Anything else is handed to Django unchanged — a signed call, an inline rule, an llm-judge
 or plugin challenge, a level of an in-order collection, a challenge with prerequisites, a
 challenge that checks wins for near-copies (`copy_policy`, SPEC §10), a player over the
@@ -42,7 +44,6 @@ from challenges.selectors.levels import is_leveled
 from challenges.services.attempts import attempt_build
 from challenges.services.budgets import challenge_budgeted
 from challenges.services.evaluation import challenge_evaluate_async
-from challenges.services.proofs import proof_issue_for_attempt
 from challenges.services.recording import (
     AttemptRecord,
     Delivery,
@@ -427,19 +428,7 @@ async def _evaluate_and_record(
             verdict=verdict,
             custom_score=None,
         )
-    if attempt.succeeded:
-        await _proof_issue(attempt)
     services.bridge_call_log(
         key, services.EVALUATOR, call.workflow_run_id, verdict, recorded=True, challenge=challenge
     )
     return services.BridgeAnswer(body)
-
-
-async def _proof_issue(attempt: ChallengeAttempt) -> None:
-    """The signed proof of a win the statement recorded (SPEC §10): one ORM round trip,
-    for wins only. Should it fail, the win stands and its proof is issued the first time
-    anyone asks for it (challenges/services/proofs.py)."""
-    try:
-        await _orm(proof_issue_for_attempt, attempt_id=attempt.id)
-    except (DatabaseError, ApplicationError):
-        logger.warning("Bridge lane: the proof of %s waits for its first reader", attempt.id)

@@ -2,9 +2,10 @@
 
 A run takes the checks of an attempt (window, level, rate limits, the in-flight cap, the
 budget hold, the target by the challenge's assignment: `play_start`), runs the agent loop
-(challenges/agents/loop.py) with the player's slot texts and then the scenario's benign
-tasks, and records it with `agent_run_record`. No thread or database connection waits on
-the model: the ORM runs before and after the awaits.
+(challenges/agents/loop.py) with the player's slot texts and then, unless an earlier run of
+the same configuration on the same target ran them (`agent_benign_known`), the scenario's
+benign tasks, and records it with `agent_run_record`. No thread or database connection
+waits on the model: the ORM runs before and after the awaits.
 """
 
 import json
@@ -18,8 +19,19 @@ from challenges.bridge.services import BridgeCall, EvaluationPlan
 from challenges.models import Challenge
 from challenges.modes import PlayMode
 from challenges.play import PROMPT_MAX_CHARS, PlayPlan, play_start, target_failed
-from challenges.selectors.agent_runs import agent_run_latest, agent_run_steps
-from challenges.services.agent_runs import AgentRunResult, agent_run_record, slots_prompt
+from challenges.selectors.agent_runs import (
+    BenignKey,
+    agent_benign_known,
+    agent_run_latest,
+    agent_run_steps,
+    benign_key,
+)
+from challenges.services.agent_runs import (
+    AgentRunResult,
+    BenignCheck,
+    agent_run_record,
+    slots_prompt,
+)
 from challenges.services.budgets import budget_release
 from challenges.services.secrets import fill_secret
 from core.errors import ApplicationError
@@ -116,6 +128,28 @@ async def _loop(plan: PlayPlan, *, task: str, slots: dict[str, str]):
     )
 
 
+async def _benign_check(plan: PlayPlan, *, key: BenignKey, slot_names) -> BenignCheck:
+    """The scenario's benign tasks on the run's defences and target, every slot empty."""
+    benign, tokens, costs, usage = [], 0, [], []
+    empty = {name: "" for name in slot_names}
+    for item in plan.challenge.agent.get("benign_tasks") or []:
+        checked = await _loop(plan, task=item["task"], slots=empty)
+        benign.append(
+            {"task": item["task"], "passed": benign_passed(expect=item["expect"], outcome=checked)}
+        )
+        tokens += checked.tokens_total
+        usage.extend(checked.check_usage)
+        if checked.cost is not None:
+            costs.append(checked.cost)
+    return BenignCheck(
+        key=key,
+        benign=benign,
+        tokens=tokens,
+        cost=sum(costs, Decimal(0)) if costs else None,
+        check_usage=tuple(usage),
+    )
+
+
 async def agent_run_async(
     *,
     challenge: Challenge,
@@ -130,23 +164,18 @@ async def agent_run_async(
     )
     scenario = challenge.agent
     try:
+        key = benign_key(
+            challenge=challenge,
+            target_config=plan.target_config,
+            system_prompt=fill_secret(scenario.get("system_prompt") or "", plan.secret),
+        )
+        benign = await run_orm(agent_benign_known, challenge=challenge, key=key)
         outcome = await _loop(plan, task=scenario["task"], slots=texts)
         outcome.won, outcome.why = run_verdict(scenario=scenario, outcome=outcome)
-        benign, benign_tokens, benign_costs = [], 0, []
-        empty = {name: "" for name in texts}
-        for item in scenario.get("benign_tasks") or []:
-            checked = await _loop(plan, task=item["task"], slots=empty)
-            benign.append(
-                {
-                    "task": item["task"],
-                    "passed": benign_passed(expect=item["expect"], outcome=checked),
-                }
-            )
-            benign_tokens += checked.tokens_total
-            # Their tool checks are the run's judge calls too.
-            outcome.check_usage.extend(checked.check_usage)
-            if checked.cost is not None:
-                benign_costs.append(checked.cost)
+        check = None
+        if benign is None:
+            check = await _benign_check(plan, key=key, slot_names=texts)
+            benign = check.benign
     except BaseException:
         await run_orm(budget_release, plan.meter)
         raise
@@ -158,8 +187,7 @@ async def agent_run_async(
         slots=texts,
         outcome=outcome,
         benign=benign,
-        benign_tokens=benign_tokens,
-        benign_cost=sum(benign_costs, Decimal(0)) if benign_costs else None,
+        benign_check=check,
         source=source,
     )
 

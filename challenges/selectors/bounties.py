@@ -22,7 +22,7 @@ from challenges.models import Bounty, Challenge, ChallengeAttempt, Wave
 from core.api import valid_uuids
 from notifications.subjects import EventSubject
 from players.models import EndUser
-from players.selectors import workspaces_for_user
+from players.selectors import rows_for_creator
 
 
 @dataclass(frozen=True)
@@ -88,18 +88,14 @@ def _plain(amount: Decimal | None) -> str:
 def bounties_for_creator(
     *, user: AbstractBaseUser, workspace_id: Any = None, challenge_id: Any = None
 ) -> QuerySet[Bounty]:
-    bounties = Bounty.objects.filter(workspace__in=workspaces_for_user(user=user))
-    if workspace_id is not None:
-        bounties = bounties.filter(workspace_id=workspace_id)
+    bounties = rows_for_creator(Bounty.objects, user=user, workspace_id=workspace_id)
     if challenge_id is not None:
         bounties = bounties.filter(challenge_id=challenge_id)
     return bounties.select_related("challenge").order_by("created_at", "id")
 
 
 def waves_for_creator(*, user: AbstractBaseUser, workspace_id: Any = None) -> QuerySet[Wave]:
-    waves = Wave.objects.filter(workspace__in=workspaces_for_user(user=user))
-    if workspace_id is not None:
-        waves = waves.filter(workspace_id=workspace_id)
+    waves = rows_for_creator(Wave.objects, user=user, workspace_id=workspace_id)
     return waves.prefetch_related("challenges").order_by("opens_at", "id")
 
 

@@ -10,7 +10,7 @@ from django.urls import reverse
 from challenges.models import Challenge
 from core.api import valid_uuids
 from notifications.subjects import EventSubject
-from players.selectors import workspaces_for_user
+from players.selectors import rows_for_creator
 
 
 def challenge_by_id(*, challenge_id: Any) -> Challenge | None:
@@ -62,11 +62,9 @@ def challenges_to_play() -> QuerySet[Challenge]:
 def challenges_for_creator(
     *, user: AbstractBaseUser, app_id: str | None = None, workspace_id: uuid.UUID | None = None
 ) -> QuerySet[Challenge]:
-    challenges = Challenge.objects.filter(workspace__in=workspaces_for_user(user=user))
-    if app_id:
-        challenges = challenges.filter(app_id=app_id)
-    if workspace_id:
-        challenges = challenges.filter(workspace_id=workspace_id)
+    challenges = rows_for_creator(
+        Challenge.objects, user=user, workspace_id=workspace_id, app_id=app_id
+    )
     return challenges.order_by("-created_at", "id")
 
 

@@ -31,7 +31,7 @@ from challenges.scoring import POINTS_PER_SOLVE
 from challenges.selectors.standings import BoardView, standing_entries
 from core.errors import ApplicationError
 from players.models import EndUser
-from players.selectors import workspaces_for_user
+from players.selectors import rows_for_creator
 
 # Per-challenge strategies whose score grows with quality; under the collection's `sum`
 # their score is added to the point every solve earns. The others score in milliseconds
@@ -52,11 +52,9 @@ def _ordered_items(*, active_only: bool) -> Prefetch:
 def collections_for_creator(
     *, user: AbstractBaseUser, app_id: str | None = None, workspace_id: uuid.UUID | None = None
 ) -> QuerySet[ChallengeCollection]:
-    found = ChallengeCollection.objects.filter(workspace__in=workspaces_for_user(user=user))
-    if app_id:
-        found = found.filter(app_id=app_id)
-    if workspace_id:
-        found = found.filter(workspace_id=workspace_id)
+    found = rows_for_creator(
+        ChallengeCollection.objects, user=user, workspace_id=workspace_id, app_id=app_id
+    )
     return found.prefetch_related(_ordered_items(active_only=False)).order_by("-created_at", "id")
 
 

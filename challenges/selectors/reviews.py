@@ -10,17 +10,15 @@ from django.db.models import Count, Q, QuerySet
 from challenges.models import Challenge, ChallengeAttempt, Review, ReviewAudit
 from core.errors import ApplicationError
 from players.models import Membership
-from players.selectors import workspaces_for_user
+from players.selectors import rows_for_creator, workspaces_for_user
 
 
 def reviews_for_creator(
     *, user: AbstractBaseUser, status: str | None = None, workspace_id: Any = None
 ) -> QuerySet[Review]:
-    reviews = Review.objects.filter(workspace__in=workspaces_for_user(user=user))
+    reviews = rows_for_creator(Review.objects, user=user, workspace_id=workspace_id)
     if status:
         reviews = reviews.filter(status=status)
-    if workspace_id:
-        reviews = reviews.filter(workspace_id=workspace_id)
     return reviews.select_related(
         "attempt",
         "attempt__own_text",

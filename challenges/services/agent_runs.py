@@ -4,6 +4,10 @@ The run records a ChallengeAttempt through `attempt_record`, as every play does,
 (per target too), first blood, proofs, the copy check, budgets and the feed treat it as
 any win or miss; the trace (`AgentRun`, `AgentStep`) hangs off that attempt. Texts are
 masked as prompts and replies are.
+
+The scenario's benign tasks run once per configuration: the run that ran them stores their
+outcomes (`AgentBenignCheck`) and spends their use against the workspace and the challenge,
+not the player, whose text they never read; later runs show the stored outcomes.
 """
 
 import dataclasses
@@ -13,13 +17,14 @@ from decimal import Decimal
 from django.db import transaction
 
 from challenges.agents.loop import RunOutcome
-from challenges.models import AgentRun, AgentStep, ChallengeAttempt
+from challenges.models import AgentBenignCheck, AgentRun, AgentStep, ChallengeAttempt
+from challenges.selectors.agent_runs import BenignKey
 from challenges.selectors.leaderboards import leaderboard_rank
 from challenges.services.attempts import attempt_record
-from challenges.services.budgets import budget_release, spend_settle
+from challenges.services.budgets import budget_release, judge_use_priced, spend_settle
 from challenges.services.proofs import proof_key_current
 from core.redaction import redact_secrets, redact_secrets_in_json
-from judging.verdicts import Verdict
+from judging.verdicts import TokenUse, Verdict
 
 
 @dataclass(frozen=True)
@@ -28,6 +33,51 @@ class AgentRunResult:
     steps: list[AgentStep]
     attempt: ChallengeAttempt
     leaderboard_rank: int | None
+
+
+@dataclass(frozen=True)
+class BenignCheck:
+    """The benign tasks as a run ran them, none being known for its configuration: their
+    outcomes `[{task, passed}]` and what their model calls and tool checks used."""
+
+    key: BenignKey
+    benign: list[dict]
+    tokens: int
+    cost: Decimal | None
+    check_usage: tuple[TokenUse, ...]
+
+
+def _benign_check_store(*, plan, check: BenignCheck) -> None:
+    """Keep the outcomes for later runs and spend their use as the creator's. Two runs that
+    started before either was recorded both ran them: both pay, the first row stays."""
+    challenge, meter = plan.challenge, plan.meter
+    AgentBenignCheck.objects.bulk_create(
+        [
+            AgentBenignCheck(
+                workspace_id=challenge.workspace_id,
+                challenge=challenge,
+                config_sha256=check.key.config_sha256,
+                setting=check.key.setting,
+                benign=check.benign,
+                tokens_total=check.tokens,
+                cost=check.cost,
+            )
+        ],
+        ignore_conflicts=True,
+    )
+    if meter is None:
+        return
+    _, judge = judge_use_priced(
+        verdict=Verdict(passed=False, check_usage=check.check_usage),
+        workspace_id=challenge.workspace_id,
+    )
+    spend_settle(
+        meter=dataclasses.replace(meter, hold_id=None),
+        tokens=check.tokens,
+        cost=check.cost,
+        judge=judge,
+        player=False,
+    )
 
 
 def slots_prompt(slots: dict[str, str]) -> str:
@@ -44,11 +94,11 @@ def agent_run_record(
     slots: dict[str, str],
     outcome: RunOutcome,
     benign: list[dict],
-    benign_tokens: int,
-    benign_cost: Decimal | None,
+    benign_check: BenignCheck | None,
     source: str,
 ) -> AgentRunResult:
-    """Write the attempt, the run and its steps atomically; settle the run's spend."""
+    """Write the attempt, the run and its steps atomically; settle the run's spend, and
+    the benign tasks' when this run ran them (`benign_check`)."""
     challenge, end_user, meter = plan.challenge, plan.end_user, plan.meter
     secrets = [plan.secret]
     prompt = slots_prompt(slots)
@@ -90,7 +140,7 @@ def agent_run_record(
                 cost=outcome.cost,
                 elapsed_ms=outcome.elapsed_ms,
                 benign=benign,
-                benign_tokens=benign_tokens,
+                benign_tokens=benign_check.tokens if benign_check else 0,
             )
             steps = AgentStep.objects.bulk_create(
                 AgentStep(
@@ -109,13 +159,8 @@ def agent_run_record(
                 )
                 for index, step in enumerate(outcome.steps, start=1)
             )
-            if meter is not None and (benign_tokens or benign_cost):
-                # The benign tasks' model calls are spent too (their hold went with the run's).
-                spend_settle(
-                    meter=dataclasses.replace(meter, hold_id=None),
-                    tokens=benign_tokens,
-                    cost=benign_cost,
-                )
+            if benign_check is not None:
+                _benign_check_store(plan=plan, check=benign_check)
     finally:
         budget_release(meter)
     return AgentRunResult(

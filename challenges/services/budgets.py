@@ -417,16 +417,21 @@ def spend_settle(
     tokens: int | None,
     cost: Decimal | None,
     judge: JudgeUse | None = None,
+    player: bool = True,
 ) -> None:
     """Count the real use (the target's `tokens` and `cost`, and the judges') against every
     scope and drop the hold, inside the recording's transaction (the rows in the
-    reservation's lock order). A scope's `tokens` and `cost` include its judges'."""
+    reservation's lock order). A scope's `tokens` and `cost` include its judges'. With
+    `player=False` the player's own scope is left out: the use was the creator's (an agent
+    scenario's benign tasks, docs/agents.md)."""
     if meter.hold_id is not None:
         BudgetHold.objects.filter(pk=meter.hold_id).delete()
     amounts = spend_amounts(tokens=tokens, cost=cost, judge=judge)
     if amounts is None:
         return
-    scopes = [(None, None), (meter.challenge_id, None), (meter.challenge_id, meter.end_user_id)]
+    scopes = [(None, None), (meter.challenge_id, None)]
+    if player:
+        scopes.append((meter.challenge_id, meter.end_user_id))
     with connection.cursor() as cursor:
         for challenge_id, end_user_id in scopes:
             cursor.execute(

@@ -12,7 +12,7 @@ from challenges.services.budgets import fallback_target_valid
 from challenges.services.copies import winning_prompts_fill
 from challenges.targets import targets_clean
 from challenges.validation import challenge_errors
-from core.errors import ApplicationError
+from core.errors import changes_set, fields_invalid
 from core.slugs import unique_slug
 from players.models import Workspace
 
@@ -76,14 +76,7 @@ LEADERBOARD_REBUILD_TASK = "challenges.tasks.leaderboard_rebuild_task"
 
 
 def _validated(challenge: Challenge, changes: dict[str, Any]) -> None:
-    unknown = set(changes) - set(CHALLENGE_FIELDS) - set(BUDGET_FIELDS)
-    if unknown:
-        raise ApplicationError(
-            "Unknown fields: " + ", ".join(sorted(unknown)) + ".",
-            fields={name: ["Unknown field."] for name in sorted(unknown)},
-        )
-    for name, value in changes.items():
-        setattr(challenge, name, value)
+    changes_set(challenge, changes, allowed=(*CHALLENGE_FIELDS, *BUDGET_FIELDS))
     data = {name: getattr(challenge, name) for name in CHALLENGE_FIELDS}
     secrets = dict(
         Secret.objects.filter(workspace_id=challenge.workspace_id).values_list("name", "value")
@@ -98,9 +91,7 @@ def _validated(challenge: Challenge, changes: dict[str, Any]) -> None:
         if clash.exists():
             errors.setdefault("slug", []).append("This slug is taken.")
     if errors:
-        raise ApplicationError(
-            "Some fields are invalid: " + ", ".join(sorted(errors)) + ".", fields=errors
-        )
+        raise fields_invalid(errors)
     challenge.targets = targets_clean(challenge.targets)
     challenge.agent = agent_clean(challenge.agent) if challenge.mode == Challenge.Mode.AGENT else {}
 

@@ -7,7 +7,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 
 from challenges.models import Challenge, ChallengeCollection, CollectionItem
-from core.errors import ApplicationError
+from core.errors import ApplicationError, changes_set, fields_invalid
 from core.slugs import unique_slug
 from core.theme import theme_errors
 from players.models import Workspace
@@ -56,23 +56,14 @@ def collection_errors(data: dict[str, Any]) -> dict[str, list[str]]:
 
 
 def _validated(collection: ChallengeCollection, changes: dict[str, Any]) -> None:
-    unknown = set(changes) - set(COLLECTION_FIELDS)
-    if unknown:
-        raise ApplicationError(
-            "Unknown fields: " + ", ".join(sorted(unknown)) + ".",
-            fields={name: ["Unknown field."] for name in sorted(unknown)},
-        )
-    for name, value in changes.items():
-        setattr(collection, name, value)
+    changes_set(collection, changes, allowed=COLLECTION_FIELDS)
     errors = collection_errors({name: getattr(collection, name) for name in COLLECTION_FIELDS})
     if collection.slug:
         clash = ChallengeCollection.objects.filter(slug=collection.slug).exclude(id=collection.id)
         if clash.exists():
             errors.setdefault("slug", []).append("This slug is taken.")
     if errors:
-        raise ApplicationError(
-            "Some fields are invalid: " + ", ".join(sorted(errors)) + ".", fields=errors
-        )
+        raise fields_invalid(errors)
 
 
 def _save(collection: ChallengeCollection) -> None:

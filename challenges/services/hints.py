@@ -16,7 +16,7 @@ from challenges.models import Challenge, Hint, HintUnlock, LeaderboardEntry
 from challenges.play import challenge_closed_reason
 from challenges.scoring import POINTS_PER_SOLVE
 from challenges.selectors.levels import level_locked_reason
-from core.errors import ApplicationError
+from core.errors import ApplicationError, changes_set, fields_invalid
 from players.services import end_user_for_account
 
 HINT_FIELDS = ("order", "body_md", "cost")
@@ -46,19 +46,10 @@ def hint_errors(data: dict[str, Any]) -> dict[str, list[str]]:
 
 
 def _validated(hint: Hint, changes: dict[str, Any]) -> None:
-    unknown = set(changes) - set(HINT_FIELDS)
-    if unknown:
-        raise ApplicationError(
-            "Unknown fields: " + ", ".join(sorted(unknown)) + ".",
-            fields={name: ["Unknown field."] for name in sorted(unknown)},
-        )
-    for name, value in changes.items():
-        setattr(hint, name, value)
+    changes_set(hint, changes, allowed=HINT_FIELDS)
     errors = hint_errors({name: getattr(hint, name) for name in HINT_FIELDS})
     if errors:
-        raise ApplicationError(
-            "Some fields are invalid: " + ", ".join(sorted(errors)) + ".", fields=errors
-        )
+        raise fields_invalid(errors)
 
 
 def hint_create(*, challenge: Challenge, **fields: Any) -> Hint:

@@ -1,12 +1,11 @@
 """Signed proofs of wins (SPEC §10): each workspace's Ed25519 key, and the one function
 that issues a win's proof, whichever path recorded the win.
 
-`attempt_record` issues it in the attempt's own transaction; the bridge lane, which writes
-attempts in one SQL statement of its own, issues it right after that statement; and a win
-whose recording process died in between gets it the first time anyone asks
-(`proof_for_id`). What the proof attests is fixed when the attempt is built
-(`attempt_build`: the masked text, the configuration's digest, the time), so a proof
-issued late says the same."""
+`attempt_record` issues it in the attempt's own transaction; a win the bridge lane records
+in one SQL statement of its own gets it the first time anyone asks (`proof_for_id`), so
+the lane's call does not wait for a signature. What the proof attests is fixed when the
+attempt is built (`attempt_build`: the masked text, the configuration's digest, the time),
+so a proof issued late says the same."""
 
 import base64
 import json

@@ -33,13 +33,13 @@ import functools
 import weakref
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from enum import Enum
 from typing import Any
 
 import orjson
 import psycopg
-from django.db import connections, models
-from psycopg.types.json import Jsonb
+from django.db import connections
 
 from challenges.bridge.limits import key_use_due_sql
 from challenges.models import (
@@ -162,7 +162,7 @@ def _columns() -> list[tuple[str, str, Any]]:
         ("delivered", "boolean", lambda r: r.delivery is not None),
         ("endpoint", "text", _delivery("endpoint")),
         ("workflow_run_id", "text", _delivery("workflow_run_id")),
-        ("response", "jsonb", lambda r: _jsonb(r.delivery.response) if r.delivery else None),
+        ("response", "jsonb", _delivery("response")),
         ("rank_value", "double precision", lambda r: r.rank_value),
         ("own_prompt", "text", _own_text(0)),
         ("own_response", "text", _own_text(1)),
@@ -173,29 +173,18 @@ def _columns() -> list[tuple[str, str, Any]]:
         ("hold_id", "uuid", lambda r: r.hold_id),
     ]
     for field in ChallengeAttempt._meta.concrete_fields:
-        getter = (
-            _json_getter(field.attname)
-            if isinstance(field, models.JSONField)
-            else (_plain_getter(field.attname))
-        )
-        fixed.append((f"a_{field.column}", field.db_type(connection), getter))
+        fixed.append((f"a_{field.column}", field.db_type(connection), _getter(field.attname)))
     return fixed
 
 
-def _plain_getter(attname: str):
+def _getter(attname: str):
     return lambda record: getattr(record.attempt, attname)
 
 
-def _json_getter(attname: str):
-    return lambda record: _jsonb(getattr(record.attempt, attname))
-
-
-def _jsonb(value: Any) -> Jsonb | None:
-    return None if value is None else Jsonb(value, dumps=_orjson_text)
-
-
-def _orjson_text(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+def _json_default(value: Any) -> str:
+    if isinstance(value, Decimal):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 @functools.cache
@@ -221,8 +210,7 @@ def _statement() -> str:
     own_text_t = AttemptOwnText._meta.db_table
     hold_t = BudgetHold._meta.db_table
     inputs = _input_columns()
-    arrays = ", ".join(f"%({name})s::{sql_type}[]" for name, sql_type, _ in inputs)
-    names = ", ".join(name for name, _, _ in inputs)
+    columns = ", ".join(f"{name} {sql_type}" for name, sql_type, _ in inputs)
     attempt_columns = [name for name, _, _ in inputs if name.startswith("a_")]
     board_rows = (
         "SELECT a_challenge_id, player_id, a_id, rank_value, a_created_at, a_score, "
@@ -248,7 +236,7 @@ def _statement() -> str:
     # Only our own table and column names are interpolated; values go as parameters.
     return f"""
 WITH input AS (
-    SELECT * FROM unnest({arrays}) AS input({names})
+    SELECT * FROM json_to_recordset(%(rows)s::json) AS input({columns})
 ), player AS (
     SELECT id, linked_to_id, account_id FROM {end_user_t}
     WHERE id IN (SELECT player_id FROM input)
@@ -370,14 +358,17 @@ FROM input
 
 
 def _parameters(records: list[AttemptRecord]) -> dict[str, Any]:
-    parameters: dict[str, Any] = {
-        "ord": list(range(len(records))),
+    # The calls as one JSON array of rows: one parameter for psycopg to send, where an array
+    # per column costs it a dumper per column and element.
+    getters = [(name, getter) for name, _, getter in _input_columns() if getter is not None]
+    rows = [
+        {"ord": ord_, **{name: getter(record) for name, getter in getters}}
+        for ord_, record in enumerate(records)
+    ]
+    return {
+        "rows": orjson.dumps(rows, default=_json_default, option=orjson.OPT_NON_STR_KEYS).decode(),
         "last_shown": board_last_shown_offset(),
     }
-    for name, _, getter in _input_columns():
-        if getter is not None:
-            parameters[name] = [getter(record) for record in records]
-    return parameters
 
 
 def _outcome(holds: bool, improves: bool, recorded: bool) -> Outcome:

@@ -1,11 +1,11 @@
 """Teams in the creators' admin, scoped to their workspaces (registered from
-players.apps: players.admin holds the scoping this module builds on)."""
+players.apps: players.scoping holds the scoping this module builds on)."""
 
 from django.contrib import admin
 from django.http import HttpRequest
 
-from players.admin import WorkspaceScopedAdmin, WorkspaceScopedInline
 from players.models import Team, TeamMember
+from players.scoping import WorkspaceScopedAdmin, WorkspaceScopedInline
 from players.teams.services import team_member_remove
 
 

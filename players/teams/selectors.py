@@ -8,7 +8,7 @@ from django.db.models import Prefetch, QuerySet
 
 from core.errors import ApplicationError, NotFoundError
 from players.models import Team, TeamMember, Workspace
-from players.selectors import workspaces_for_user
+from players.selectors import rows_for_creator
 
 
 def _with_members(teams: QuerySet[Team]) -> QuerySet[Team]:
@@ -86,9 +86,7 @@ def team_captain(team: Team) -> TeamMember | None:
 
 def teams_for_creator(*, user: AbstractBaseUser, workspace_id=None) -> QuerySet[Team]:
     """Teams of the workspaces the creator belongs to, newest first."""
-    teams = Team.objects.filter(workspace__in=workspaces_for_user(user=user))
-    if workspace_id is not None:
-        teams = teams.filter(workspace_id=workspace_id)
+    teams = rows_for_creator(Team.objects, user=user, workspace_id=workspace_id)
     return _with_members(teams.order_by("-created_at", "id"))
 
 

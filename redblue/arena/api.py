@@ -6,12 +6,13 @@ HMAC session key (auth mode) or from `from` (standalone mode).
 """
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import wraps
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest, HttpResponseNotAllowed, JsonResponse
+from django.http import HttpRequest, HttpResponseNotAllowed, JsonResponse, QueryDict
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -24,10 +25,15 @@ MAX_LIMIT = 100
 
 
 def error(message: str, *, status: int = 400, code: str | None = None) -> JsonResponse:
+    return JsonResponse(error_fields(message, code=code), status=status)
+
+
+def error_fields(message: str, *, code: str | None = None) -> dict[str, Any]:
+    """SpecArena's error shape: `{"error", "code"?}`."""
     body: dict[str, Any] = {"error": message}
     if code:
         body["code"] = code
-    return JsonResponse(body, status=status)
+    return body
 
 
 def arena_view(view: Callable) -> Callable:
@@ -56,6 +62,11 @@ def _body(request: HttpRequest) -> dict[str, Any]:
         raise ArenaError(
             "The request body is too large.", code="PAYLOAD_TOO_LARGE", status=413
         ) from None
+    return body_fields(raw)
+
+
+def body_fields(raw: bytes) -> dict[str, Any]:
+    """A request body as the arena reads it: a JSON object, or nothing at all."""
     if not raw:
         return {}
     try:
@@ -67,7 +78,7 @@ def _body(request: HttpRequest) -> dict[str, Any]:
     return data
 
 
-def _text(
+def text_field(
     data: dict[str, Any],
     name: str,
     *,
@@ -104,41 +115,65 @@ def _page(request: HttpRequest, *, default_limit: int = 50) -> tuple[int, int]:
     return limit, _int(request.GET.get("offset"), "offset", default=0)
 
 
-def _session_key(request: HttpRequest) -> str:
-    header = request.headers.get("Authorization", "")
-    if header.startswith("Bearer "):
-        return header[7:].strip()
-    return request.GET.get("key", "")
+def session_key_of(*, authorization: str, query_key: str) -> str:
+    """The session key of a request: its `Authorization: Bearer` line, else `?key=`."""
+    if authorization.startswith("Bearer "):
+        return authorization[7:].strip()
+    return query_key
 
 
 def viewer_identity(
     request: HttpRequest, *, channel: str, body: dict[str, Any] | None = None
+) -> str | None:
+    def players_of(challenge_id: str) -> list[str] | None:
+        session = selectors.arena_session(session_id=challenge_id)
+        return None if session is None else session.players
+
+    return identity_of(
+        key=session_key_of(
+            authorization=request.headers.get("Authorization", ""),
+            query_key=request.GET.get("key", ""),
+        ),
+        claimed=(body or {}).get("from") or request.GET.get("from"),
+        channel=channel,
+        players_of=players_of,
+    )
+
+
+def identity_of(
+    *,
+    key: str,
+    claimed: Any,
+    channel: str,
+    players_of: Callable[[str], list[str] | None],
 ) -> str | None:
     """The identity the caller plays as on `channel` (a session's invite code, or in
     standalone mode whatever `from` says), or None for a viewer.
 
     A session key is checked against the session the channel names (`<id>` or
     `challenge_<id>`): one that does not verify is refused (401), never silently
-    downgraded; one that verifies names the player at that position, if any. Without a
-    key, `from` is believed only in standalone mode."""
-    key = _session_key(request)
+    downgraded; one that verifies names the player at that position, if any (the
+    session's players as `players_of` reads them). Without a key, `from` (`claimed`) is
+    believed only in standalone mode."""
     if key and channel:
         challenge_id = channel.removeprefix(selectors.OPERATOR_PREFIX)
         player_index = auth.session_key_player_index(key=key, challenge_id=challenge_id)
         if player_index is None:
             raise ArenaError("Authentication required", code="AUTH_REQUIRED", status=401)
-        session = selectors.arena_session(session_id=challenge_id)
-        if session is None or player_index >= len(session.players):
+        players = players_of(challenge_id)
+        if players is None or player_index >= len(players):
             return None
-        return session.players[player_index]
+        return players[player_index]
     if settings.ARENA_AUTH == "standalone":
-        claimed = (body or {}).get("from") or request.GET.get("from")
         return str(claimed) if claimed else None
     return None
 
 
 def _required_identity(request: HttpRequest, *, channel: str, body: dict[str, Any]) -> str:
-    identity = viewer_identity(request, channel=channel, body=body)
+    return required(viewer_identity(request, channel=channel, body=body))
+
+
+def required(identity: str | None) -> str:
     if not identity:
         # SpecArena's answer in both modes: in auth mode a caller without a valid key is
         # a viewer, and a viewer has no `from`.
@@ -211,66 +246,111 @@ def sessions_of_type(request: HttpRequest, name: str) -> JsonResponse:
 @require_POST
 def arena_join(request: HttpRequest) -> JsonResponse:
     body = _body(request)
-    invite = _text(body, "invite", limit=100)
-    if settings.ARENA_AUTH == "auth":
-        public_key = _text(body, "publicKey", required=False, limit=1000)
-        signature = _text(body, "signature", required=False, limit=1000)
-        timestamp = body.get("timestamp")
-        if not public_key or not signature or timestamp in (None, ""):
-            raise ArenaError("publicKey, signature, and timestamp are required")
-        timestamp = _int(timestamp, "timestamp", default=0, maximum=MAX_JSON_INTEGER)
-        try:
-            auth.signature_verify(
-                public_key_hex=public_key,
-                signature_hex=signature,
-                timestamp=timestamp,
-                message=auth.join_message(invite=invite, timestamp=timestamp),
-            )
-        except auth.SignatureRefused as refused:
-            return error(str(refused), status=401, code="INVALID_SIGNATURE")
-        user_id = auth.user_id_for(public_key)
-    else:
-        user_id = _text(body, "userId", required=False, limit=128)
+    invite = text_field(body, "invite", limit=100)
+    user_id = joining_user_id(body, invite=invite)
     joined = services.arena_join(invite=invite, user_id=user_id)
-    answer: dict[str, Any] = {
-        "ChallengeID": str(joined.session.pk),
-        "ChallengeInfo": selectors.arena_metadata(name=joined.session.challenge_type_id),
-    }
+    return JsonResponse(
+        join_answer(
+            session_id=joined.session.pk,
+            player_index=joined.player_index,
+            info=selectors.arena_metadata(name=joined.session.challenge_type_id),
+        )
+    )
+
+
+def joining_user_id(body: dict[str, Any], *, invite: str) -> str:
+    """Who joins: in auth mode the key that signed the join (refused unless it verifies),
+    in standalone mode the `userId` given, if any."""
+    if settings.ARENA_AUTH != "auth":
+        return text_field(body, "userId", required=False, limit=128)
+    public_key = text_field(body, "publicKey", required=False, limit=1000)
+    signature = text_field(body, "signature", required=False, limit=1000)
+    timestamp = body.get("timestamp")
+    if not public_key or not signature or timestamp in (None, ""):
+        raise ArenaError("publicKey, signature, and timestamp are required")
+    timestamp = _int(timestamp, "timestamp", default=0, maximum=MAX_JSON_INTEGER)
+    try:
+        auth.signature_verify(
+            public_key_hex=public_key,
+            signature_hex=signature,
+            timestamp=timestamp,
+            message=auth.join_message(invite=invite, timestamp=timestamp),
+        )
+    except auth.SignatureRefused as refused:
+        raise ArenaError(str(refused), status=401, code="INVALID_SIGNATURE") from None
+    return auth.user_id_for(public_key)
+
+
+def join_answer(*, session_id: Any, player_index: int, info: Any) -> dict[str, Any]:
+    answer: dict[str, Any] = {"ChallengeID": str(session_id), "ChallengeInfo": info}
     if settings.ARENA_AUTH == "auth":
         answer["sessionKey"] = auth.session_key_for(
-            challenge_id=str(joined.session.pk), player_index=joined.player_index
+            challenge_id=str(session_id), player_index=player_index
         )
-    return JsonResponse(answer)
+    return answer
+
+
+@dataclass(frozen=True)
+class MoveCall:
+    challenge_id: str
+    content: str
+    method: str
+
+
+def move_call(body: dict[str, Any]) -> MoveCall:
+    return MoveCall(
+        challenge_id=text_field(body, "challengeId", limit=100),
+        content=text_field(body, "content", allow_empty=True),
+        method=text_field(body, "messageType", required=False, limit=64),
+    )
 
 
 @arena_view
 @require_POST
 def arena_message(request: HttpRequest) -> JsonResponse:
     body = _body(request)
-    challenge_id = _text(body, "challengeId", limit=100)
-    content = _text(body, "content", allow_empty=True)
-    method = _text(body, "messageType", required=False, limit=64)
-    sender = _required_identity(request, channel=challenge_id, body=body)
-    session_id = selectors.session_id_of(challenge_id)
+    call = move_call(body)
+    sender = _required_identity(request, channel=call.challenge_id, body=body)
+    session_id = selectors.session_id_of(call.challenge_id)
     if session_id is None:
         raise ArenaError("Challenge not found", code="NOT_FOUND")
     services.arena_message_send(
-        session_id=session_id, sender=sender, method=method, content=content
+        session_id=session_id, sender=sender, method=call.method, content=call.content
     )
-    return JsonResponse({"ok": "Message sent"})
+    return JsonResponse(MESSAGE_SENT)
 
 
-def _sync(request: HttpRequest, *, operator: bool) -> JsonResponse:
-    channel = request.GET.get("channel", "")
-    if not channel:
+MESSAGE_SENT = {"ok": "Message sent"}
+
+
+@dataclass(frozen=True)
+class SyncCall:
+    named: str  # the channel as the caller named it: the session key is checked on it
+    channel: str  # the channel whose messages are read
+    index: int
+
+
+def sync_call(query: QueryDict, *, operator: bool) -> SyncCall:
+    named = query.get("channel", "")
+    if not named:
         raise ArenaError("channel is required")
-    index = _int(request.GET.get("index"), "index", default=0)
-    viewer = viewer_identity(request, channel=channel)
+    index = _int(query.get("index"), "index", default=0)
+    channel = named
     if operator and not channel.startswith(selectors.OPERATOR_PREFIX):
         # arena/sync names the session; its messages are on the operator channel.
         channel = selectors.OPERATOR_PREFIX + channel
-    messages = selectors.channel_messages(channel=channel, viewer=viewer, index=index)
-    return JsonResponse({"messages": messages, "count": len(messages)})
+    return SyncCall(named=named, channel=channel, index=index)
+
+
+def sync_answer(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"messages": messages, "count": len(messages)}
+
+
+def _sync(request: HttpRequest, *, operator: bool) -> JsonResponse:
+    call = sync_call(request.GET, operator=operator)
+    viewer = viewer_identity(request, channel=call.named)
+    messages = selectors.channel_messages(channel=call.channel, viewer=viewer, index=call.index)
+    return JsonResponse(sync_answer(messages))
 
 
 @arena_view
@@ -283,14 +363,31 @@ def arena_sync(request: HttpRequest) -> JsonResponse:
 @require_POST
 def chat_send(request: HttpRequest) -> JsonResponse:
     body = _body(request)
-    channel = _text(body, "channel", limit=100)
-    content = _text(body, "content", allow_empty=True)
-    to = _text(body, "to", required=False, limit=128)
-    sender = _required_identity(request, channel=channel, body=body)
-    message = services.arena_channel_send(channel=channel, sender=sender, content=content, to=to)
-    return JsonResponse(
-        {"index": message.index, "channel": channel, "from": sender, "to": to or None}
+    call = chat_call(body)
+    sender = _required_identity(request, channel=call.channel, body=body)
+    message = services.arena_channel_send(
+        channel=call.channel, sender=sender, content=call.content, to=call.to
     )
+    return JsonResponse(chat_answer(call, sender=sender, index=message.index))
+
+
+@dataclass(frozen=True)
+class ChatCall:
+    channel: str
+    content: str
+    to: str
+
+
+def chat_call(body: dict[str, Any]) -> ChatCall:
+    return ChatCall(
+        channel=text_field(body, "channel", limit=100),
+        content=text_field(body, "content", allow_empty=True),
+        to=text_field(body, "to", required=False, limit=128),
+    )
+
+
+def chat_answer(call: ChatCall, *, sender: str, index: int) -> dict[str, Any]:
+    return {"index": index, "channel": call.channel, "from": sender, "to": call.to or None}
 
 
 @arena_view
@@ -321,7 +418,7 @@ def invite_detail(request: HttpRequest, invite: str) -> JsonResponse:
 @require_POST
 def invite_claim(request: HttpRequest) -> JsonResponse:
     body = _body(request)
-    _free_invite_session(_text(body, "inviteId", limit=100))
+    _free_invite_session(text_field(body, "inviteId", limit=100))
     return JsonResponse({"success": True})
 
 
@@ -369,8 +466,8 @@ def _user_update(request: HttpRequest) -> JsonResponse:
         if value is not None and not isinstance(value, str):
             raise ArenaError(f"{name} must be a string")
     if settings.ARENA_AUTH == "auth":
-        public_key = _text(body, "publicKey", required=False, limit=1000)
-        signature = _text(body, "signature", required=False, limit=1000)
+        public_key = text_field(body, "publicKey", required=False, limit=1000)
+        signature = text_field(body, "signature", required=False, limit=1000)
         if not public_key or not signature or body.get("timestamp") in (None, ""):
             raise ArenaError("publicKey, signature, and timestamp are required")
         timestamp = _int(body.get("timestamp"), "timestamp", default=0, maximum=MAX_JSON_INTEGER)
@@ -385,7 +482,9 @@ def _user_update(request: HttpRequest) -> JsonResponse:
             return error(str(refused), status=401, code="INVALID_SIGNATURE")
         user_id = auth.user_id_for(public_key)
     else:
-        user_id = _text(body, "userId", required=False, limit=128) or str(body.get("from") or "")
+        user_id = text_field(body, "userId", required=False, limit=128) or str(
+            body.get("from") or ""
+        )
         if not user_id:
             raise ArenaError("userId is required")
     user = services.arena_user_update(user_id=user_id, username=username, model=model)

@@ -13,19 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
-from mcp.server import Server, ServerRequestContext
-from mcp.shared.exceptions import MCPError
-from mcp.types import (
-    INVALID_PARAMS,
-    CallToolRequestParams,
-    CallToolResult,
-    ListToolsResult,
-    PaginatedRequestParams,
-    TextContent,
-    Tool,
-)
+from mcp.server import Server
+from mcp.types import CallToolResult, Tool
 
-from core.mcp_rest import ASGIApp, rest_call, rest_scope
+from core.mcp_rest import ASGIApp, rest_call, rest_scope, tool_definition, tool_result, tools_server
 
 
 def _text(description: str) -> dict[str, Any]:
@@ -52,8 +43,12 @@ class RestTool:
     required: tuple[str, ...] = field(default=())
 
     def definition(self) -> Tool:
-        schema = {"type": "object", "properties": self.properties, "required": list(self.required)}
-        return Tool(name=self.name, description=self.description, input_schema=schema)
+        return tool_definition(
+            name=self.name,
+            description=self.description,
+            properties=self.properties,
+            required=list(self.required),
+        )
 
 
 ARENA_TOOLS = (
@@ -163,22 +158,9 @@ def rest_request(
 def arena_mcp_server(*, name: str, tools: tuple[RestTool, ...], rest_app: ASGIApp) -> Server:
     """An MCP server whose tools are `tools`, each answered by `rest_app` (Django)."""
     by_name = {tool.name: tool for tool in tools}
-    listed = ListToolsResult(tools=[tool.definition() for tool in tools])
 
-    async def list_tools(
-        ctx: ServerRequestContext, params: PaginatedRequestParams | None
-    ) -> ListToolsResult:
-        return listed
+    async def answer(outer: dict[str, Any], name: str, arguments: dict[str, Any]) -> CallToolResult:
+        scope, body = rest_request(outer, tool=by_name[name], arguments=arguments)
+        return tool_result(*await rest_call(rest_app, scope, body))
 
-    async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
-        tool = by_name.get(params.name)
-        if tool is None:
-            raise MCPError(INVALID_PARAMS, f"Unknown tool: {params.name}")
-        scope, body = rest_request(ctx.request.scope, tool=tool, arguments=params.arguments or {})
-        status, answer = await rest_call(rest_app, scope, body)
-        return CallToolResult(
-            content=[TextContent(text=answer.decode(errors="replace"))],
-            is_error=not 200 <= status < 300,
-        )
-
-    return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
+    return tools_server(name=name, tools=[tool.definition() for tool in tools], answer=answer)

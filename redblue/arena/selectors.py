@@ -34,11 +34,17 @@ def arena_metadata_all() -> dict[str, dict[str, Any]]:
     rows = {row.name: row for row in ArenaChallengeType.objects.all()}
     found: dict[str, dict[str, Any]] = {}
     for name, type_class in sorted(arena_types().items()):
-        row = rows.get(name)
-        if row is not None and not row.enabled:
-            continue
-        found[name] = {**type_class.metadata(), **(row.metadata if row else {})}
+        metadata = type_metadata(type_class, rows.get(name))
+        if metadata is not None:
+            found[name] = metadata
     return found
+
+
+def type_metadata(type_class, row: ArenaChallengeType | None) -> dict[str, Any] | None:
+    """A type's ChallengeMetadata with the admin's overrides; None when it is disabled."""
+    if row is not None and not row.enabled:
+        return None
+    return {**type_class.metadata(), **(row.metadata if row else {})}
 
 
 def arena_metadata(*, name: str) -> dict[str, Any] | None:
@@ -142,10 +148,17 @@ def channel_revealed(channel: str) -> bool:
     if not channel.startswith(OPERATOR_PREFIX):
         return False
     session_id = session_id_of(channel)
-    return (
-        session_id is not None
-        and ArenaSession.objects.filter(pk=session_id, status=ArenaSession.Status.ENDED).exists()
+    status = (
+        ArenaSession.objects.filter(pk=session_id).values_list("status", flat=True).first()
+        if session_id is not None
+        else None
     )
+    return channel_revealed_when(channel=channel, status=status)
+
+
+def channel_revealed_when(*, channel: str, status: str | None) -> bool:
+    """`channel_revealed` for the status of the session the channel names (None: none)."""
+    return channel.startswith(OPERATOR_PREFIX) and status == ArenaSession.Status.ENDED
 
 
 def channel_messages(*, channel: str, viewer: str | None, index: int = 0) -> list[dict[str, Any]]:

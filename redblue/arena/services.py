@@ -5,6 +5,7 @@ or two method calls at once are applied one after the other, never interleaved.
 """
 
 import hashlib
+import json
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -12,14 +13,28 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from core.errors import ApplicationError
 from notifications.live import group_send_on_commit
 from players.models import account_external_id
-from redblue.arena.operator import ArenaType, Game, OperatorError
+from redblue.arena.moves import (  # noqa: F401 (the arena's names, kept where callers look)
+    GAME_NOT_RUNNING,
+    OPERATOR,
+    OPERATOR_PREFIX,
+    ArenaError,
+    SessionChange,
+    arena_type_class,
+    chat_apply,
+    epoch_ms,
+    join_apply,
+    message_payload,
+    move_apply,
+    operator_for,
+    session_new,
+)
+from redblue.arena.operator import ArenaType
 from redblue.arena.registry import arena_types, scoring_strategies
 from redblue.arena.results import GameResult, StoredEntry
 from redblue.models import (
@@ -31,17 +46,6 @@ from redblue.models import (
     ScoringEntry,
 )
 
-OPERATOR = "operator"
-OPERATOR_PREFIX = "challenge_"
-GAME_NOT_RUNNING = "ERR_GAME_NOT_RUNNING: Game not running."
-
-
-class ArenaError(ApplicationError):
-    """An arena refusal, rendered as SpecArena's `{"error", "code"}`."""
-
-    def __init__(self, message: str, *, code: str = "INVALID_REQUEST", status: int = 400) -> None:
-        super().__init__(message, code=code, status=status)
-
 
 def arena_group(session_id: Any) -> str:
     return f"arena.{session_id}"
@@ -52,18 +56,7 @@ def channel_group(channel: str) -> str:
     return "arena.channel." + hashlib.sha256(channel.encode()).hexdigest()[:40]
 
 
-def epoch_ms(moment) -> int:
-    return int(moment.timestamp() * 1000)
-
-
 # --- challenge types ---------------------------------------------------------------
-
-
-def arena_type_class(*, name: str) -> type[ArenaType]:
-    found = arena_types().get(name)
-    if found is None:
-        raise ArenaError(f"Unknown challenge type: {name}", code="UNKNOWN_CHALLENGE_TYPE")
-    return found
 
 
 def arena_type_install(*, name: str) -> ArenaChallengeType:
@@ -77,31 +70,18 @@ def arena_types_install_all() -> list[ArenaChallengeType]:
 
 
 def _type_for(row: ArenaChallengeType) -> ArenaType:
-    return arena_type_class(name=row.name)(row.options)
+    return operator_for(type_name=row.name, options=row.options)
 
 
 # --- sessions ----------------------------------------------------------------------
 
 
 def arena_session_create(*, type_name: str) -> ArenaSession:
-    type_class = arena_type_class(name=type_name)
-    row = arena_type_install(name=type_name)
-    if not row.enabled:
-        raise ArenaError(f"Unknown challenge type: {type_name}", code="UNKNOWN_CHALLENGE_TYPE")
-    operator = type_class(row.options)
-    count = operator.player_count
+    arena_type_class(name=type_name)
+    session, invites = session_new(type_row=arena_type_install(name=type_name))
     with transaction.atomic():
-        session = ArenaSession.objects.create(
-            name=type_name,
-            challenge_type=row,
-            invites=[f"inv_{uuid.uuid4()}" for _ in range(count)],
-            scores=[{"security": 0, "utility": 0} for _ in range(count)],
-            game_state=operator.setup(),
-        )
-        ArenaInvite.objects.bulk_create(
-            ArenaInvite(code=code, session=session, position=position)
-            for position, code in enumerate(session.invites)
-        )
+        session.save(force_insert=True)
+        ArenaInvite.objects.bulk_create(invites)
     return session
 
 
@@ -112,82 +92,34 @@ def _locked(session_id: Any) -> ArenaSession:
         raise ArenaError("Challenge not found", code="NOT_FOUND", status=404) from None
 
 
-def message_payload(message: ArenaMessage) -> dict[str, Any]:
-    """The seed's `ChatMessage`, unredacted: what the selectors redact per viewer."""
-    data: dict[str, Any] = {
-        "channel": message.channel,
-        "from": message.sender,
-        "to": message.recipient or None,
-        "content": message.content,
-        "index": message.index,
-        "timestamp": message.timestamp_ms,
+def _save(change: SessionChange) -> None:
+    """Write a change worked out under the session's row lock (moves.py), recording the
+    game's ending first when the change ended it."""
+    session = change.session
+    if change.ended_now:
+        game_ending_record(session)
+    session.save()
+    ArenaMessage.objects.bulk_create(change.messages)
+    session_id = session.pk
+    # The new messages ride in the ping, so a live stream sends each as it comes
+    # without reading the database first (see sse.py).
+    ping = session_changed_ping(session, change.payloads())
+    group_send_on_commit(group=arena_group(session_id), message=lambda: ping)
+
+
+def session_changed_ping(session: ArenaSession, payloads: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "type": "arena.changed",
+        "session": str(session.pk),
+        "messages": payloads,
+        "ended": session.status == ArenaSession.Status.ENDED,
     }
-    if message.message_type:
-        data["type"] = message.message_type
-    return data
 
 
-class _Writer:
-    """Collects a locked session's new messages and writes them with the session."""
-
-    def __init__(self, session: ArenaSession) -> None:
-        self.session = session
-        self.messages: list[ArenaMessage] = []
-
-    def append(
-        self, *, operator: bool, sender: str, content: str, to: str = "", message_type: str = ""
-    ) -> ArenaMessage:
-        session = self.session
-        if operator:
-            channel, index = session.operator_channel, session.operator_next_index
-            session.operator_next_index += 1
-        else:
-            channel, index = session.chat_channel, session.chat_next_index
-            session.chat_next_index += 1
-        message = ArenaMessage(
-            session=session,
-            channel=channel,
-            index=index,
-            sender=sender,
-            recipient=to or "",
-            content=content,
-            message_type=message_type,
-            timestamp_ms=epoch_ms(timezone.now()),
-        )
-        self.messages.append(message)
-        return message
-
-    def apply(self, game: Game, operator: ArenaType) -> None:
-        session = self.session
-        for outgoing in game.outbox:
-            self.append(operator=True, sender=OPERATOR, content=outgoing.content, to=outgoing.to)
-        session.players = game.players
-        session.scores = game.scores
-        session.attributions = game.attributions
-        session.game_state = game.state
-        if game.ended and session.status != ArenaSession.Status.ENDED:
-            session.status = ArenaSession.Status.ENDED
-            session.completed_at = timezone.now()
-            session.game_category = _game_category(session)
-            _scoring_record(result=game_result_of(session))
-
-    def save(self) -> None:
-        self.session.save()
-        ArenaMessage.objects.bulk_create(self.messages)
-        session_id = self.session.pk
-        # The new messages ride in the ping, so a live stream sends each as it comes
-        # without reading the database first (see sse.py).
-        payloads = [message_payload(message) for message in self.messages]
-        ended = self.session.status == ArenaSession.Status.ENDED
-        group_send_on_commit(
-            group=arena_group(session_id),
-            message=lambda: {
-                "type": "arena.changed",
-                "session": str(session_id),
-                "messages": payloads,
-                "ended": ended,
-            },
-        )
+def game_ending_record(session: ArenaSession) -> None:
+    """A game just ended: its category from the players' profiles, and its scoring."""
+    session.game_category = _game_category(session)
+    _scoring_record(result=game_result_of(session))
 
 
 def _game_category(session: ArenaSession) -> str:
@@ -209,17 +141,6 @@ def _game_category(session: ArenaSession) -> str:
     return ArenaSession.GameCategory.TRAIN
 
 
-def _game_of(session: ArenaSession, operator: ArenaType) -> Game:
-    return Game.of(
-        session_id=str(session.pk),
-        player_count=len(session.invites),
-        players=session.players,
-        scores=session.scores,
-        attributions=session.attributions,
-        state=session.game_state,
-    )
-
-
 @dataclass(frozen=True)
 class JoinResult:
     session: ArenaSession
@@ -232,66 +153,34 @@ def arena_join(*, invite: str, user_id: str = "") -> JoinResult:
         if row is None:
             raise ArenaError(f"Challenge not found for invite: {invite}", code="NOT_FOUND")
         session = _locked(row)
-        if invite in session.players:
-            raise ArenaError(f"Invite already used: {invite}", code="INVITE_ALREADY_USED")
-        operator = _type_for(session.challenge_type)
-        game = _game_of(session, operator)
-        game.players.append(invite)
-        player_index = len(game.players) - 1
-        if user_id:
-            session.player_identities = {**session.player_identities, invite: user_id}
-        operator.on_join(game, player_index)
-        if len(game.players) == game.player_count:
-            session.status = ArenaSession.Status.ACTIVE
-            operator.on_start(game)
-        writer = _Writer(session)
-        writer.apply(game, operator)
+        change, player_index = join_apply(
+            session, _type_for(session.challenge_type), invite=invite, user_id=user_id
+        )
         # The invite row's conditional update is the database's own guard against reuse.
         claimed = ArenaInvite.objects.filter(code=invite, player_index__isnull=True).update(
             player_index=player_index, user_id=user_id, joined_at=timezone.now()
         )
         if claimed != 1:
             raise ArenaError(f"Invite already used: {invite}", code="INVITE_ALREADY_USED")
-        writer.save()
+        _save(change)
     if user_id:
         ArenaUser.objects.get_or_create(user_id=user_id)
     return JoinResult(session=session, player_index=player_index)
 
 
 def arena_message_send(*, session_id: Any, sender: str, method: str, content: str) -> None:
-    """A player's method call. The call itself is kept on the operator channel even when
-    the operator refuses it; the refusal then reaches the caller as an ArenaError. A call
-    while the game is not running (not started, or over) is not an error of the request:
-    as in SpecArena, the operator answers it on the caller's operator channel."""
-    refusal: OperatorError | None = None
+    """A player's method call (moves.move_apply); a refusal reaches the caller as an
+    ArenaError once the call itself is kept."""
     with transaction.atomic():
         session = _locked(session_id)
-        writer = _Writer(session)
-        writer.append(
-            operator=True,
+        change, refusal = move_apply(
+            session,
+            _type_for(session.challenge_type),
             sender=sender,
-            content=(f"({method}) " if method else "") + content,
-            to=OPERATOR,
-            message_type=method,
+            method=method,
+            content=content,
         )
-        if session.status != ArenaSession.Status.ACTIVE:
-            writer.append(operator=True, sender=OPERATOR, content=GAME_NOT_RUNNING, to=sender)
-        elif sender not in session.players:
-            refusal = OperatorError("PLAYER_NOT_FOUND", "Player not found.")
-        else:
-            operator = _type_for(session.challenge_type)
-            handler = operator.handler(method)
-            if handler is None:
-                refusal = OperatorError("UNKNOWN_METHOD", f"Unknown challenge method: {method}")
-            else:
-                game = _game_of(session, operator)
-                try:
-                    handler(game, session.players.index(sender), content)
-                except OperatorError as error:
-                    refusal = error
-                else:
-                    writer.apply(game, operator)
-        writer.save()
+        _save(change)
     if refusal is not None:
         raise ArenaError(refusal.message, code=refusal.code)
 
@@ -314,9 +203,9 @@ def arena_channel_send(*, channel: str, sender: str, content: str, to: str = "")
         return _free_channel_append(channel=channel, sender=sender, content=content, to=to)
     if channel.startswith(OPERATOR_PREFIX):
         with transaction.atomic():
-            writer = _Writer(_locked(session_id))
-            message = writer.append(operator=True, sender=sender, content=content, to=to)
-            writer.save()
+            change = SessionChange(_locked(session_id))
+            message = change.append(operator=True, sender=sender, content=content, to=to)
+            _save(change)
         return message
     return arena_chat_send(session_id=session_id, sender=sender, content=content, to=to)
 
@@ -326,14 +215,10 @@ def arena_chat_send(*, session_id: Any, sender: str, content: str, to: str = "")
     game runs (a type may count or read them)."""
     with transaction.atomic():
         session = _locked(session_id)
-        writer = _Writer(session)
-        message = writer.append(operator=False, sender=sender, content=content, to=to)
-        if session.status == ArenaSession.Status.ACTIVE and sender in session.players:
-            operator = _type_for(session.challenge_type)
-            game = _game_of(session, operator)
-            operator.on_chat(game, session.players.index(sender), content)
-            writer.apply(game, operator)
-        writer.save()
+        change, message = chat_apply(
+            session, _type_for(session.challenge_type), sender=sender, content=content, to=to
+        )
+        _save(change)
     return message
 
 
@@ -486,7 +371,38 @@ class _DatabaseStore:
             )
             row.updated_at = timezone.now()
             rows.append(row)
-        ScoringEntry.objects.bulk_update(rows, ["games_played", "metrics", "state", "updated_at"])
+        if connection.vendor == "postgresql":
+            _scoring_rows_write(rows)
+        else:
+            ScoringEntry.objects.bulk_update(
+                rows, ["games_played", "metrics", "state", "updated_at"]
+            )
+
+
+_SCORING_ROWS_WRITE = f"""
+    UPDATE {ScoringEntry._meta.db_table} AS entry
+    SET games_played = v.games_played, metrics = v.metrics, state = v.state,
+        updated_at = v.updated_at
+    FROM unnest(%s::bigint[], %s::int[], %s::jsonb[], %s::jsonb[], %s::timestamptz[])
+        AS v(id, games_played, metrics, state, updated_at)
+    WHERE entry.id = v.id
+"""  # noqa: S608 (the table's name from the model; every value is bound)
+
+
+def _scoring_rows_write(rows: list[ScoringEntry]) -> None:
+    """The rows' new standings in one statement (bulk_update's CASE per field and row
+    costs milliseconds of compiling at every game's end)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _SCORING_ROWS_WRITE,
+            [
+                [row.pk for row in rows],
+                [row.games_played for row in rows],
+                [json.dumps(row.metrics) for row in rows],
+                [json.dumps(row.state) for row in rows],
+                [row.updated_at for row in rows],
+            ],
+        )
 
 
 def _configured_strategies() -> tuple[list[Any], Any | None]:

@@ -29,7 +29,7 @@ from redblue.porting.schema import (
     RED_BLUE_KEY,
     WAVE_KEY,
 )
-from redblue.teams.services import RED_BLUE_FIELDS
+from redblue.teams.services.challenges import RED_BLUE_FIELDS
 
 
 def _ordered_fields(fields: tuple[str, ...], key: str) -> list[str]:

@@ -24,10 +24,13 @@ from django.db import IntegrityError, transaction
 from jsonschema import Draft202012Validator
 from rest_framework import serializers
 
-from challenges.api.collections import CollectionInputSerializer
-from challenges.api.hints import HintInputSerializer
-from challenges.api.serializers import ChallengeInputSerializer
-from challenges.inputs import BountyInputSerializer, WaveInputSerializer
+from challenges.inputs import (
+    BountyInputSerializer,
+    ChallengeInputSerializer,
+    CollectionInputSerializer,
+    HintInputSerializer,
+    WaveInputSerializer,
+)
 from challenges.models import Bounty, Challenge, ChallengeCollection, Hint, Secret, Wave
 from challenges.services.bounties import bounty_create, bounty_update
 from challenges.services.challenges import CHALLENGE_FIELDS, challenge_create, challenge_update
@@ -62,7 +65,7 @@ from redblue.porting.schema import (
     event_schema,
 )
 from redblue.teams.serializers import RedBlueChallengeInputSerializer
-from redblue.teams.services import (
+from redblue.teams.services.challenges import (
     RED_BLUE_FIELDS,
     red_blue_challenge_create,
     red_blue_challenge_update,

@@ -14,10 +14,14 @@ from typing import Any
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
-from challenges.api.collections import CollectionInputSerializer
-from challenges.api.hints import HintInputSerializer
-from challenges.api.serializers import BUDGET_INPUTS, ChallengeInputSerializer
-from challenges.inputs import BountyInputSerializer, WaveInputSerializer
+from challenges.inputs import (
+    BUDGET_INPUTS,
+    BountyInputSerializer,
+    ChallengeInputSerializer,
+    CollectionInputSerializer,
+    HintInputSerializer,
+    WaveInputSerializer,
+)
 from challenges.services.hints import MAX_HINTS_PER_CHALLENGE
 from challenges.services.prerequisites import MAX_PREREQUISITES
 from redblue.teams.serializers import RedBlueChallengeInputSerializer

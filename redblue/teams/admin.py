@@ -7,12 +7,12 @@ import json
 from django import forms
 from django.contrib import admin
 
-from challenges.admin_forms import LinesField
+from core.forms import LinesField
 from judging.category_judge import BUILTIN_CATEGORIES, builtin_category, suite_errors
-from players.admin import WorkspaceScopedAdmin
+from players.scoping import WorkspaceScopedAdmin
 from redblue.models import RedBlueChallenge, TeamPairing, TeamSubmission
 from redblue.teams.agent import scenario_cleaned
-from redblue.teams.services import red_blue_challenge_errors
+from redblue.teams.services.challenges import red_blue_challenge_errors
 
 BUILTIN_CODES = ", ".join(BUILTIN_CATEGORIES)
 SUITE_HELP = (

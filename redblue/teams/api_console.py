@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 
 from core.api import object_or_404, paginated_response, uuid_or_404
 from core.errors import ApplicationError
+from players.inputs import workspace_kept
 from players.selectors import workspace_for_write, workspace_require_write
 from redblue.models import RedBlueChallenge, TeamPairing
 from redblue.teams.selectors import (
@@ -22,7 +23,7 @@ from redblue.teams.serializers import (
     RedBlueChallengeOutputSerializer,
     RegressionAttackSerializer,
 )
-from redblue.teams.services import (
+from redblue.teams.services.challenges import (
     red_blue_challenge_create,
     red_blue_challenge_delete,
     red_blue_challenge_update,
@@ -90,12 +91,7 @@ class RedBlueChallengeDetailApi(ConsoleApi):
         workspace_require_write(user=request.user, workspace_id=challenge.workspace_id)
         data = RedBlueChallengeInputSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
-        fields = dict(data.validated_data)
-        if "workspace" in fields:
-            raise ApplicationError(
-                "A challenge cannot move to another workspace.",
-                fields={"workspace": ["Read-only after creation."]},
-            )
+        fields = workspace_kept(dict(data.validated_data), what="A challenge")
         challenge = red_blue_challenge_update(challenge=challenge, user=request.user, **fields)
         return Response(RedBlueChallengeOutputSerializer(challenge).data)
 

@@ -5,7 +5,7 @@ challenges/services/reviews.py; this app registers itself there when it loads.""
 from typing import Any
 
 from challenges.models import Review
-from redblue.teams.services import pairing_review_decide
+from redblue.teams.services.pairings import pairing_review_decide
 
 
 class PairingReviewHandler:

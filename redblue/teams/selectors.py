@@ -11,7 +11,7 @@ from django.urls import reverse
 from core.api import valid_uuids
 from notifications.subjects import EventSubject
 from players.models import EndUser
-from players.selectors import workspaces_for_user
+from players.selectors import rows_for_creator
 from redblue.models import (
     RedBlueChallenge,
     RegressionAttack,
@@ -27,11 +27,9 @@ from redblue.teams.scoring import side_ratios
 def red_blue_challenges_for_creator(
     *, user: AbstractBaseUser, app_id: str | None = None, workspace_id: uuid.UUID | None = None
 ) -> QuerySet[RedBlueChallenge]:
-    challenges = RedBlueChallenge.objects.filter(workspace__in=workspaces_for_user(user=user))
-    if app_id:
-        challenges = challenges.filter(app_id=app_id)
-    if workspace_id:
-        challenges = challenges.filter(workspace_id=workspace_id)
+    challenges = rows_for_creator(
+        RedBlueChallenge.objects, user=user, workspace_id=workspace_id, app_id=app_id
+    )
     return challenges.order_by("-created_at", "id")
 
 
@@ -279,3 +277,7 @@ def pairings_with_sides(*, pairing_ids: list[Any]) -> list[TeamPairing]:
         )
         .order_by("created_at", "id")
     )
+
+
+def regression_set_exists(*, challenge: RedBlueChallenge) -> bool:
+    return RegressionAttack.objects.filter(red_blue_challenge=challenge).exists()

@@ -8,7 +8,7 @@ from judging.category_judge import builtin_category, effective_suite
 from redblue.models import RedBlueChallenge, SelectionPolicy, Team, TeamPairing, TeamSubmission
 from redblue.teams.agent import trace_for_red
 from redblue.teams.selectors import ATTACK, DEFENSE, pairing_texts_readable
-from redblue.teams.services import RED_BLUE_FIELDS
+from redblue.teams.services.challenges import RED_BLUE_FIELDS
 
 POLICY_HELP = " | ".join(SelectionPolicy.values)
 SUITE_HELP = (

@@ -1,12 +1,9 @@
 from celery import shared_task
 
 from redblue.teams.evaluation import TargetError
-from redblue.teams.services import (
-    PAIRING_JUDGE_TASK,
-    REGRESSION_TASK,
-    defense_regression_run,
-    pairing_judge,
-)
+from redblue.teams.services.pairings import pairing_judge
+from redblue.teams.services.regression import defense_regression_run
+from redblue.teams.services.submissions import PAIRING_JUDGE_TASK, REGRESSION_TASK
 
 
 @shared_task(bind=True, name=PAIRING_JUDGE_TASK, acks_late=True, max_retries=3)

@@ -218,6 +218,28 @@ def test_the_key_and_player_limits_answer_429_in_the_error_shape(lane, challenge
     assert ChallengeAttempt.objects.count() == 3
 
 
+def test_calls_sent_at_once_are_each_counted_on_the_key_limit(lane, challenge, settings):
+    """Calls under way together share one Redis round trip; each is still counted in turn
+    and the ones over the key's limit are refused."""
+    settings.BRIDGE_RATE_LIMIT = "5/m"
+    lane.post(EVALUATOR, call(challenge), content_type="text/plain")  # the player exists
+    start = threading.Barrier(11)
+    statuses = []
+
+    def send() -> None:
+        start.wait()
+        statuses.append(lane.post(EVALUATOR, call(challenge), content_type="text/plain"))
+
+    threads = [threading.Thread(target=send) for _ in range(11)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(response.status_code for response in statuses) == [200] * 4 + [429] * 7
+    assert {r.json()["error"]["code"] for r in statuses if r.status_code == 429} == {"rate_limited"}
+    assert ChallengeAttempt.objects.count() == 5
+
+
 def test_a_player_over_the_hourly_limit_is_refused_but_still_gets_a_replay(lane, workspace):
     limited = make_challenge(workspace=workspace, max_attempts_per_hour=1)
     run = run_id()

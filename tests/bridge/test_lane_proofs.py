@@ -1,5 +1,5 @@
 """Wins the bridge lane records in its own SQL statement get their signed proof too
-(SPEC §10), once, as Django's path gives one; Dify's answer keeps its shape."""
+(SPEC §10), once, when first read; Dify's answer keeps its shape."""
 
 import base64
 import json
@@ -76,10 +76,12 @@ def test_a_win_the_lane_records_itself_gets_one_proof(lane, workspace):
     assert "proof_id" not in body
     wins = ChallengeAttempt.objects.filter(succeeded=True)
     assert wins.count() == 2
-    assert Proof.objects.count() == 2
     attempt = wins.get(pk=body["attempt_id"])
     assert attempt.config_sha256 == challenge_config_sha256(challenge)
+    # The lane's call does not wait for a signature: the proof is issued when first read.
     download = client_for().get(f"/web/api/proofs/{attempt.pk}").json()
+    assert Proof.objects.count() == 2
+    assert client_for().get(f"/web/api/proofs/{attempt.pk}").json() == download  # once
     assert download["proof"]["id"] == body["attempt_id"]
     assert download["proof"]["transcript"][1]["content"] == "OPEN SESAME again"
     assert download["proof"]["display_name"] == "a Dify player"

@@ -87,11 +87,19 @@ def test_an_agents_tool_checks_are_its_runs_judge_use(player, workspace, fake_op
     # One check per proposed call: the run's two and the benign task's one.
     assert len(fake_openai.requests) == 3
     attempt = AgentRun.objects.get().attempt
-    assert attempt.judge_tokens == 3 * FAKE_CALL_TOKENS
-    assert float(attempt.judge_cost) == pytest.approx(60.0)
+    # The run's own checks are its attempt's judge use; the benign task's is the creator's.
+    assert attempt.judge_tokens == 2 * FAKE_CALL_TOKENS
+    assert float(attempt.judge_cost) == pytest.approx(40.0)
     assert body["tokens_total"] == attempt.tokens_total  # the agent's own, as before
     row = spend_row(challenge)
     assert (row.judge_tokens, float(row.judge_cost)) == (3 * FAKE_CALL_TOKENS, 60.0)
+    mine = Spend.objects.get(challenge=challenge, end_user=attempt.end_user)
+    assert (mine.judge_tokens, float(mine.judge_cost)) == (2 * FAKE_CALL_TOKENS, 40.0)
+
+    # A second player's run checks its own two calls; the benign task is known.
+    run(client_for(make_player()), challenge, {"email": ATTACK})
+    assert len(fake_openai.requests) == 5
+    assert spend_row(challenge).judge_tokens == 5 * FAKE_CALL_TOKENS
 
 
 def test_the_hold_reserves_the_layers_judge_calls(workspace):

@@ -15,7 +15,7 @@ from challenges.services.collections import collection_create, collection_set_ch
 from deploy.cluster import WEB_NAMES
 from notifications.models import Event
 from players.services import token_issue
-from redblue.teams.services import red_blue_challenge_create
+from redblue.teams.services.challenges import red_blue_challenge_create
 from tests.cluster.site import SECRET, bridge_call, site_create
 from tests.factories import make_player, make_workspace
 from tests.redblue.conftest import ROLEPLAY_ATTACK, WEAK_DEFENSE

@@ -18,7 +18,7 @@ from challenges.services.secrets import secret_create
 from challenges.services.waves import wave_create
 from players.models import Workspace
 from redblue.porting.document import event_parse
-from redblue.teams.services import red_blue_challenge_create
+from redblue.teams.services.challenges import red_blue_challenge_create
 
 # Distinct enough that finding it anywhere in an export is a leak, not a coincidence.
 SECRET_VALUE = "VALUE-THAT-MUST-NEVER-BE-EXPORTED-7731"

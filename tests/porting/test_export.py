@@ -13,7 +13,7 @@ from challenges.services.challenges import CHALLENGE_FIELDS
 from challenges.services.collections import COLLECTION_FIELDS
 from redblue.models import RedBlueChallenge
 from redblue.porting.exporting import event_export
-from redblue.teams.services import RED_BLUE_FIELDS, red_blue_challenge_create
+from redblue.teams.services.challenges import RED_BLUE_FIELDS, red_blue_challenge_create
 from tests.porting.conftest import AWKWARD_TEXT, DIFY_KEY_VALUE, SECRET_VALUE, parse
 
 pytestmark = pytest.mark.django_db

@@ -38,7 +38,7 @@ def test_the_command_prints_it():
 
 
 def test_a_challenge_entry_accepts_exactly_the_consoles_fields():
-    from challenges.api.serializers import BUDGET_INPUTS, ChallengeInputSerializer
+    from challenges.inputs import BUDGET_INPUTS, ChallengeInputSerializer
 
     entry = event_schema_build()["$defs"]["challenge"]
     # Budgets are the running site's spending decisions, never carried in a file.

@@ -3,7 +3,7 @@ import itertools
 import pytest
 
 from players.services import end_user_for_account
-from redblue.teams.services import red_blue_challenge_create
+from redblue.teams.services.challenges import red_blue_challenge_create
 from tests.conftest import client_for
 from tests.factories import make_player
 

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from redblue.teams.services import red_blue_challenge_update
+from redblue.teams.services.challenges import red_blue_challenge_update
 from tests.judging.judge_prompts import (
     HONEST_FAIL,
     INJECTION,

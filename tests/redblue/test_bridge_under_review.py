@@ -6,7 +6,7 @@ import pytest
 
 from challenges.services.bridge_keys import bridge_key_create
 from redblue.models import TeamPairing
-from redblue.teams.services import red_blue_challenge_update
+from redblue.teams.services.challenges import red_blue_challenge_update
 from tests.bridge.conftest import bearer_client
 from tests.redblue.test_bridge_team_challenge import OUTPUTS, call
 from tests.redblue.test_judge_panel import ATTACK, DEFENSE, PANEL, votes

@@ -3,7 +3,7 @@
 import pytest
 
 from redblue.models import TeamPairing, TeamStanding, TeamSubmission
-from redblue.teams.services import red_blue_challenge_update
+from redblue.teams.services.challenges import red_blue_challenge_update
 from tests.redblue.conftest import ROLEPLAY_ATTACK, STRONG_DEFENSE, WEAK_DEFENSE, url
 
 pytestmark = pytest.mark.django_db(transaction=True)

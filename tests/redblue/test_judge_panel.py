@@ -11,7 +11,7 @@ from django.db import connections
 
 from challenges.models import Review, ReviewAudit
 from redblue.models import TeamPairing, TeamStanding
-from redblue.teams.services import red_blue_challenge_update
+from redblue.teams.services.challenges import red_blue_challenge_update
 from tests.conftest import client_for
 from tests.judging.fake_openai import Reply, verdict
 

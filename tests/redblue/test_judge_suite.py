@@ -6,7 +6,7 @@ import re
 import pytest
 
 from redblue.models import TeamPairing
-from redblue.teams.services import red_blue_challenge_update
+from redblue.teams.services.challenges import red_blue_challenge_update
 from tests.judging.fake_openai import Reply, verdict
 from tests.redblue.conftest import url
 

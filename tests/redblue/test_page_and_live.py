@@ -6,7 +6,7 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 
 from config.asgi import application
-from redblue.teams.services import red_blue_challenge_update
+from redblue.teams.services.challenges import red_blue_challenge_update
 from tests.redblue.conftest import ROLEPLAY_ATTACK, WEAK_DEFENSE
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from redblue.models import TeamPairing, TeamSubmission
 from redblue.teams.live import red_blue_group
-from redblue.teams.services import red_blue_challenge_update
+from redblue.teams.services.challenges import red_blue_challenge_update
 from tests.redblue.conftest import ROLEPLAY_ATTACK
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -4,7 +4,7 @@ no attack of the set breaks it (SPEC §10 Exports; offline target and judge, eag
 import pytest
 
 from redblue.models import RegressionAttack, TeamPairing, TeamSubmission
-from redblue.teams.services import defense_regression_settle
+from redblue.teams.services.regression import defense_regression_settle
 from tests.redblue.conftest import (
     PLAIN_ATTACK,
     ROLEPLAY_ATTACK,

@@ -8,7 +8,7 @@ import pytest
 from django.core import mail
 
 from notifications.models import Event
-from redblue.teams.services import red_blue_challenge_update
+from redblue.teams.services.challenges import red_blue_challenge_update
 from tests.conftest import client_for
 from tests.redblue.conftest import url
 

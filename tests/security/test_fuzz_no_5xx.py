@@ -44,7 +44,7 @@ from players.models import ApiToken
 from players.services import end_user_for_account, token_issue
 from redblue.arena.auth import session_key_for
 from redblue.arena.services import arena_join, arena_session_create
-from redblue.teams.services import red_blue_challenge_create
+from redblue.teams.services.challenges import red_blue_challenge_create
 from tests import factories
 from tests.servers import free_port
 

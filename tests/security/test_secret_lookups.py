@@ -11,8 +11,8 @@ from challenges.services.attempts import attempt_record
 from challenges.services.bridge_keys import bridge_key_create
 from challenges.services.secrets import secret_create
 from judging.verdicts import Verdict
-from players.admin import field_holds_secret, lookup_touches_secret
 from players.models import PlayerProfile
+from players.scoping import field_holds_secret, lookup_touches_secret
 from tests.factories import make_challenge, make_end_user
 
 pytestmark = pytest.mark.django_db

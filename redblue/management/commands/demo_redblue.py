@@ -14,7 +14,7 @@ from django.db import transaction
 from challenges.agents.tower import INBOX
 from players.services import workspace_get_or_create
 from redblue.models import RedBlueChallenge
-from redblue.teams.services import red_blue_challenge_create
+from redblue.teams.services.challenges import red_blue_challenge_create
 
 WORKSPACE_NAME = "Demo"
 CHALLENGE_NAME = "Demo: Red vs Blue"
