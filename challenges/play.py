@@ -244,28 +244,51 @@ def play_record(
     answer: str = "",
 ) -> PlayResult:
     """Record a finished play on the full path (`attempt_record`), in a transaction of its own."""
-    meter = plan.meter
     try:
         attempt = attempt_record(
-            challenge=plan.challenge,
-            end_user=plan.end_user,
-            verdict=verdict,
-            prompt=prompt,
-            response=reply.text,
-            tokens_total=reply.tokens_total,
-            elapsed_ms=reply.elapsed_ms,
-            source=source,
-            custom_score=custom_score,
-            disclosed_secret=_reply_disclosed(plan=plan, prompt=prompt, reply=reply),
-            own_text=(prompt or answer, reply.text),
-            codename=plan.codename,
-            cost=_cost(plan=plan, prompt=prompt, reply=reply),
-            meter=meter,
+            **_attempt_fields(
+                plan=plan,
+                prompt=prompt,
+                reply=reply,
+                verdict=verdict,
+                custom_score=custom_score,
+                source=source,
+                answer=answer,
+            )
         )
     finally:
         # Settled with the attempt; a refused or repeated one leaves its hold to drop here.
-        budget_release(meter)
+        budget_release(plan.meter)
     return _play_result(plan=plan, attempt=attempt, reply=reply, defence=defence)
+
+
+def _attempt_fields(
+    *,
+    plan: PlayPlan,
+    prompt: str,
+    reply: TargetReply,
+    verdict: Verdict,
+    custom_score: float | None,
+    source: str,
+    answer: str,
+) -> dict:
+    """What a finished play records, as `attempt_record` and `attempt_record_async` take it."""
+    return {
+        "challenge": plan.challenge,
+        "end_user": plan.end_user,
+        "verdict": verdict,
+        "prompt": prompt,
+        "response": reply.text,
+        "tokens_total": reply.tokens_total,
+        "elapsed_ms": reply.elapsed_ms,
+        "source": source,
+        "custom_score": custom_score,
+        "disclosed_secret": _reply_disclosed(plan=plan, prompt=prompt, reply=reply),
+        "own_text": (prompt or answer, reply.text),
+        "codename": plan.codename,
+        "cost": _cost(plan=plan, prompt=prompt, reply=reply),
+        "meter": plan.meter,
+    }
 
 
 async def play_record_async(
@@ -300,21 +323,16 @@ async def play_record_async(
         return await run_orm(play_record, **record)
     try:
         outcome, attempt = await attempt_record_async(
-            challenge=plan.challenge,
-            end_user=plan.end_user,
-            verdict=verdict,
+            **_attempt_fields(
+                plan=plan,
+                prompt=prompt,
+                reply=reply,
+                verdict=verdict,
+                custom_score=custom_score,
+                source=source,
+                answer=answer,
+            ),
             secret=plan.secret,
-            prompt=prompt,
-            response=reply.text,
-            tokens_total=reply.tokens_total,
-            elapsed_ms=reply.elapsed_ms,
-            source=source,
-            custom_score=custom_score,
-            disclosed_secret=_reply_disclosed(plan=plan, prompt=prompt, reply=reply),
-            own_text=(prompt or answer, reply.text),
-            cost=_cost(plan=plan, prompt=prompt, reply=reply),
-            meter=plan.meter,
-            codename=plan.codename,
         )
     except (psycopg.Error, ApplicationError):
         # Nothing of a statement that failed was written.

@@ -473,6 +473,37 @@ def _evaluation_start(
     )
 
 
+def _attempt_fields(
+    *,
+    plan: EvaluationPlan,
+    end_user: EndUser,
+    meter: Meter,
+    workflow_run_id: str,
+    output: str,
+    prompt: str,
+    tokens_total: int | None,
+    elapsed_ms: int | None,
+    verdict: Verdict,
+    custom_score: float | None,
+) -> dict[str, Any]:
+    """What a call records, as `attempt_record` and `attempt_record_async` take it: Dify
+    already ran the model, so its tokens count as spent, never refused (budgets.md)."""
+    return {
+        "challenge": plan.challenge,
+        "end_user": end_user,
+        "meter": meter,
+        "cost": meter.cost(tokens_total=tokens_total, input_text=prompt),
+        "verdict": verdict,
+        "prompt": redact_secrets(prompt, plan.hidden),
+        "response": redact_secrets(output, plan.hidden),
+        "tokens_total": tokens_total,
+        "elapsed_ms": elapsed_ms,
+        "source": ChallengeAttempt.Source.BRIDGE,
+        "workflow_run_id": workflow_run_id,
+        "custom_score": custom_score,
+    }
+
+
 def evaluation_finish(
     *,
     plan: EvaluationPlan,
@@ -489,22 +520,21 @@ def evaluation_finish(
 
     def record() -> ChallengeAttempt:
         end_user = end_user_for_recording(end_user=plan.end_user)
-        # Dify already ran the model: its tokens count as spent, never refused (budgets.md).
         meter = meter_unheld(challenge=plan.challenge, end_user=end_user)
         return attempt_record(
-            challenge=plan.challenge,
-            end_user=end_user,
-            meter=meter,
-            cost=meter.cost(tokens_total=tokens_total, input_text=prompt),
-            verdict=verdict,
-            prompt=redact_secrets(prompt, plan.hidden),
-            response=redact_secrets(output, plan.hidden),
-            tokens_total=tokens_total,
-            elapsed_ms=elapsed_ms,
-            source=ChallengeAttempt.Source.BRIDGE,
+            **_attempt_fields(
+                plan=plan,
+                end_user=end_user,
+                meter=meter,
+                workflow_run_id=workflow_run_id,
+                output=output,
+                prompt=prompt,
+                tokens_total=tokens_total,
+                elapsed_ms=elapsed_ms,
+                verdict=verdict,
+                custom_score=custom_score,
+            ),
             idempotency_key=workflow_run_id,
-            workflow_run_id=workflow_run_id,
-            custom_score=custom_score,
         )
 
     recorded = plan.end_user is not None
@@ -689,19 +719,19 @@ async def _recorded_answer(
     body = answer_body(verdict=verdict, output=output, secret=plan.secret, hidden=plan.hidden)
     try:
         outcome, attempt = await attempt_record_async(
-            challenge=plan.challenge,
-            end_user=plan.end_user,
-            verdict=verdict,
+            **_attempt_fields(
+                plan=plan,
+                end_user=plan.end_user,
+                meter=plan.meter,
+                workflow_run_id=workflow_run_id,
+                output=output,
+                prompt=prompt,
+                tokens_total=tokens_total,
+                elapsed_ms=elapsed_ms,
+                verdict=verdict,
+                custom_score=custom_score,
+            ),
             secret=plan.secret,
-            prompt=redact_secrets(prompt, plan.hidden),
-            response=redact_secrets(output, plan.hidden),
-            tokens_total=tokens_total,
-            elapsed_ms=elapsed_ms,
-            source=ChallengeAttempt.Source.BRIDGE,
-            workflow_run_id=workflow_run_id,
-            custom_score=custom_score,
-            cost=plan.meter.cost(tokens_total=tokens_total, input_text=prompt),
-            meter=plan.meter,
             delivery=Delivery(
                 key_id=key.pk, endpoint=EVALUATOR, workflow_run_id=workflow_run_id, response=body
             ),
