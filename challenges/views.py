@@ -13,11 +13,6 @@ from django.views.decorators.http import require_GET, require_POST
 
 from challenges.models import PROMPT_MAX_CHARS, Challenge, ChallengeAttempt, Hint, LeaderboardEntry
 from challenges.modes import play_mode_for
-from challenges.play import (
-    ANSWER_MAX_CHARS,
-    attempt_guess_async,
-    challenge_closed_reason,
-)
 from challenges.selectors.attempts import attempts_of_player
 from challenges.selectors.bounties import challenge_bounties, challenge_waves
 from challenges.selectors.challenges import challenge_visible_by_slug, challenges_public
@@ -34,6 +29,11 @@ from challenges.selectors.levels import (
 from challenges.selectors.standings import board_filters, board_view
 from challenges.services.budgets import budget_paused_reason
 from challenges.services.hints import hint_unlock
+from challenges.services.play import (
+    ANSWER_MAX_CHARS,
+    attempt_guess_async,
+    challenge_closed_reason,
+)
 from challenges.services.reviews import attempt_appeal
 from challenges.targets import codename_choices, codenames
 from core.api import uuid_or_404, valid_uuids

@@ -7,9 +7,9 @@ from rest_framework.response import Response
 
 from challenges.models import PROMPT_MAX_CHARS, AttemptOwnText, ChallengeAttempt
 from challenges.modes import play_mode_for
-from challenges.play import ANSWER_MAX_CHARS, attempt_guess_async
 from challenges.selectors.attempts import attempts_of_player_queryset
 from challenges.selectors.challenges import challenges_to_play
+from challenges.services.play import ANSWER_MAX_CHARS, attempt_guess_async
 from core.api import MoneyField, StrictSerializer, object_or_404, paginated_response
 from core.async_api import AsyncApiView
 from core.ratelimit import client_ip

@@ -19,10 +19,10 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from challenges.api.play import AttemptCreateApi, attempt_source
 from challenges.models import ChallengeAttempt
 from challenges.modes import play_mode_for
-from challenges.play import PlayResult
-from challenges.play_stream import StartedPlay, attempt_play_stream
 from challenges.selectors.challenges import challenges_to_play
 from challenges.selectors.levels import collection_topped_by, next_level
+from challenges.services.play import PlayResult
+from challenges.services.play_stream import StartedPlay, attempt_play_stream
 from challenges.templatetags.play_labels import outcome_words
 from core.api import ErrorsAsJson, object_or_404
 from core.async_api import AsyncApiView

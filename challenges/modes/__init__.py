@@ -59,7 +59,7 @@ class PlayMode:
         codename: str = "",
     ):
         """One prompt judged and recorded (`codename`: the player's pick among several
-        targets, challenges/targets.py): a `PlayResult` (challenges/play.py)."""
+        targets, challenges/targets.py): a `PlayResult` (challenges/services/play.py)."""
         raise self.refused("This challenge is not played one prompt at a time.")
 
     async def attempt_stream_start(
@@ -72,7 +72,7 @@ class PlayMode:
         source: str,
         codename: str = "",
     ):
-        """The checks of a streamed attempt: a `StartedPlay` (challenges/play_stream.py)."""
+        """The checks of a streamed attempt: a `StartedPlay` (challenges.services.play_stream)."""
         raise self.refused("This challenge is not played one prompt at a time.")
 
     def session_open(

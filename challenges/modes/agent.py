@@ -18,7 +18,6 @@ from challenges.agents.loop import agent_loop, benign_passed, run_verdict
 from challenges.bridge.services import BridgeCall, EvaluationPlan
 from challenges.models import Challenge
 from challenges.modes import PlayMode
-from challenges.play import PROMPT_MAX_CHARS, PlayPlan, play_start, target_failed
 from challenges.selectors.agent_runs import (
     BenignKey,
     agent_benign_known,
@@ -33,6 +32,7 @@ from challenges.services.agent_runs import (
     slots_prompt,
 )
 from challenges.services.budgets import budget_release
+from challenges.services.play import PROMPT_MAX_CHARS, PlayPlan, play_start, target_failed
 from challenges.services.secrets import fill_secret
 from core.errors import ApplicationError
 from core.ratelimit import in_flight_release

@@ -30,16 +30,6 @@ from challenges.bridge.services import (
 )
 from challenges.models import Challenge, PlaySession
 from challenges.modes import PlayMode
-from challenges.play import (
-    PlayPlan,
-    challenge_closed_reason,
-    play_start,
-    refused_reply,
-    reply_judge,
-    reply_with_wall_time,
-    target_failed,
-)
-from challenges.play_stream import play_claim, reply_stream_masked
 from challenges.selectors.levels import level_locked_reason
 from challenges.selectors.sessions import (
     session_history,
@@ -50,6 +40,16 @@ from challenges.selectors.sessions import (
 )
 from challenges.services.budgets import budget_release, meter_unheld
 from challenges.services.defences import input_defence_fired
+from challenges.services.play import (
+    PlayPlan,
+    challenge_closed_reason,
+    play_start,
+    refused_reply,
+    reply_judge,
+    reply_with_wall_time,
+    target_failed,
+)
+from challenges.services.play_stream import play_claim, reply_stream_masked
 from challenges.services.sessions import (
     TurnOutcome,
     session_closed_error,

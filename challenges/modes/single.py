@@ -4,8 +4,8 @@ from typing import ClassVar
 
 from challenges.bridge.services import BridgeCall, EvaluationPlan, bridge_attempt_evaluate_async
 from challenges.modes import PlayMode
-from challenges.play import attempt_play_async
-from challenges.play_stream import attempt_play_stream_start
+from challenges.services.play import attempt_play_async
+from challenges.services.play_stream import attempt_play_stream_start
 
 
 class SinglePlay(PlayMode):

@@ -4,8 +4,6 @@ message. Each one that fires makes the attempt a failed one."""
 from dataclasses import dataclass
 from typing import Any
 
-from asgiref.sync import async_to_sync
-
 from core.disguises import normalise, secret_shows_in
 from judging.errors import JudgeConfigError
 from judging.llm_judge import judge_token_estimate, judge_with_llm_async
@@ -208,12 +206,6 @@ class OutputCheck:
 
     fired: DefenceFired | None
     usage: tuple[TokenUse, ...] = ()
-
-
-def output_defences_check(*, defences: list, reply: str, secret: str | None) -> OutputCheck:
-    """A sync edge for challenges/play.py's `attempt_play` only (it goes with it, issue 22
-    §9): everything else awaits `output_defences_check_async`."""
-    return async_to_sync(output_defences_check_async)(defences=defences, reply=reply, secret=secret)
 
 
 async def output_defences_check_async(

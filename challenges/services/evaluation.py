@@ -3,11 +3,10 @@
 import dataclasses
 from typing import Any
 
-from asgiref.sync import async_to_sync
 from django.utils import timezone
 
 from challenges.models import Challenge
-from challenges.services.secrets import fill_secret, secret_value_for
+from challenges.services.secrets import fill_secret
 from core.disguises import secret_shows_in
 from core.errors import ApplicationError
 from core.redaction import redact_secrets
@@ -21,22 +20,6 @@ from judging.verdicts import Verdict
 ECHO_FEEDBACK = (
     "The reply only repeats the secret your prompt already contained; an echo does not count."
 )
-
-
-def challenge_evaluate(
-    *,
-    challenge: Challenge,
-    output: str,
-    prompt: str = "",
-    variables: dict[str, Any] | None = None,
-    end_user=None,
-) -> Verdict:
-    """A sync edge for challenges/play.py's `attempt_play` only (it goes with it, issue 22
-    §9): everything else looks the secret up and awaits `challenge_evaluate_async`."""
-    secret = secret_value_for(challenge=challenge, end_user=end_user)
-    return async_to_sync(challenge_evaluate_async)(
-        challenge=challenge, secret=secret, output=output, prompt=prompt, variables=variables
-    )
 
 
 def _output_to_judge(*, output: str, prompt: str, secret: str | None) -> tuple[str, bool]:
@@ -170,20 +153,6 @@ def _plugin_context(challenge: Challenge) -> dict[str, Any]:
         "challenge_id": str(challenge.id),
         "end_user_id": None,
     }
-
-
-def attempt_custom_score(
-    *,
-    challenge: Challenge,
-    verdict: Verdict,
-    tokens_total: int | None = None,
-    elapsed_ms: int | None = None,
-) -> float | None:
-    """A sync edge for challenges/play.py (attempt_play and guesses) only, issue 22 §9:
-    everything else awaits `attempt_custom_score_async`."""
-    return async_to_sync(attempt_custom_score_async)(
-        challenge=challenge, verdict=verdict, tokens_total=tokens_total, elapsed_ms=elapsed_ms
-    )
 
 
 async def attempt_custom_score_async(

@@ -13,9 +13,9 @@ from django.db import transaction
 
 from challenges.live import leaderboard_push_on_commit
 from challenges.models import Challenge, Hint, HintUnlock, LeaderboardEntry
-from challenges.play import challenge_closed_reason
 from challenges.scoring import POINTS_PER_SOLVE
 from challenges.selectors.levels import level_locked_reason
+from challenges.services.play import challenge_closed_reason
 from core.errors import ApplicationError, changes_set, fields_invalid
 from players.services import end_user_for_account
 

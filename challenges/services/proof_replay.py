@@ -12,9 +12,9 @@ from typing import Any
 from asgiref.sync import async_to_sync
 
 from challenges.models import Challenge, Proof
-from challenges.play import target_config_for
 from challenges.proofs import challenge_config_sha256, proof_verify
 from challenges.selectors.proofs import proof_public_keys
+from challenges.services.play import target_config_for
 from challenges.services.secrets import fill_secret, secret_value_for
 from challenges.services.try_it import TryItPlan, try_it_run
 from challenges.targets import Target, revealed_targets, roster, target_named

@@ -13,18 +13,18 @@ from typing import Any
 
 from challenges.agents.loop import agent_loop, benign_passed, run_verdict
 from challenges.models import PROMPT_MAX_CHARS, Challenge
-from challenges.play import (
-    ANSWER_MAX_CHARS,
-    GUESS_MODE_FEEDBACK,
-    guess_matches,
-    target_config_for,
-)
 from challenges.services.defences import (
     AGENT_DEFENCE_KINDS,
     input_defence_fired,
     output_defence_fired_async,
 )
 from challenges.services.evaluation import challenge_evaluate_async
+from challenges.services.play import (
+    ANSWER_MAX_CHARS,
+    GUESS_MODE_FEEDBACK,
+    guess_matches,
+    target_config_for,
+)
 from challenges.services.secrets import fill_secret, player_secret, secret_value_for
 from core.errors import ApplicationError
 from judging.agent_models import agent_complete_async

@@ -12,9 +12,9 @@ from django.db import connection, connections
 
 from challenges.bridge.lane import _challenge_load, _lane_takes
 from challenges.models import BudgetHold, ChallengeAttempt, ModelPrice, SessionTurn, Spend
-from challenges.play import attempt_play_async
 from challenges.services.bridge_keys import bridge_key_create
 from challenges.services.budgets import model_price_set
+from challenges.services.play import attempt_play_async
 from core.errors import ApplicationError
 from tests.bridge.conftest import EVALUATOR, bearer_client, post_json, run_id
 from tests.conftest import client_for, require_service

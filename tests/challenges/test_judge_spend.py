@@ -10,8 +10,8 @@ import pytest
 from django.db import connection, connections
 
 from challenges.models import BudgetHold, ChallengeAttempt, Spend
-from challenges.play import attempt_play_async
 from challenges.services.budgets import attempt_estimate, judge_estimate, model_price_set
+from challenges.services.play import attempt_play_async
 from core.errors import ApplicationError
 from judging.targets import TargetConfig
 from tests.challenges.panel_helpers import make_panel_challenge, vote_by_model

@@ -10,8 +10,8 @@ from asgiref.sync import sync_to_async
 from django.db import connection
 
 from challenges.models import ChallengeAttempt
-from challenges.play import IN_FLIGHT_ATTEMPTS_PER_PLAYER, attempt_play_async
 from challenges.services.bridge_keys import bridge_key_create
+from challenges.services.play import IN_FLIGHT_ATTEMPTS_PER_PLAYER, attempt_play_async
 from core.errors import ApplicationError
 from core.threads import release_database_connections, run_orm
 from tests.conftest import client_for, require_service

@@ -6,8 +6,8 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 
 from challenges.board_refresh import board_refreshes_wait
-from challenges.play import attempt_play_async
 from challenges.services.challenges import challenge_update
+from challenges.services.play import attempt_play_async
 from config.asgi import application
 from tests.factories import make_challenge, make_player, make_vault
 

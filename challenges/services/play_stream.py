@@ -1,6 +1,6 @@
 """Playing with the reply streamed as the model writes it (SPEC §4c "Streaming").
 
-The same checks, plan and record as `attempt_play_async` (challenges/play.py): the checks
+The same checks, plan and record as `attempt_play_async` (challenges/services/play.py): the checks
 and the in-flight claim run before the first byte, so refusals are plain HTTP errors; the
 attempt is judged and recorded once the model has finished. No database connection is
 held while the model writes.
@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from django.contrib.auth.models import AbstractBaseUser
 
 from challenges.models import Challenge, ChallengeAttempt
-from challenges.play import (
+from challenges.services.budgets import budget_release
+from challenges.services.defences import input_defence_fired
+from challenges.services.play import (
     IN_FLIGHT_ATTEMPTS_PER_PLAYER,
     PlayPlan,
     PlayResult,
@@ -29,8 +31,6 @@ from challenges.play import (
     reply_with_wall_time,
     target_failed,
 )
-from challenges.services.budgets import budget_release
-from challenges.services.defences import input_defence_fired
 from core.disguises import base64_run_growing
 from core.ratelimit import InFlightClaim, in_flight_claim, in_flight_release
 from core.redaction import redact_secrets

@@ -29,7 +29,6 @@ from challenges.services.defences import (
     output_defences_check_async,
 )
 from challenges.services.evaluation import (
-    attempt_custom_score,
     attempt_custom_score_async,
     challenge_evaluate_async,
 )
@@ -595,7 +594,7 @@ def _disclosing_prompt(*, challenge: Challenge, end_user: EndUser) -> dict:
 
 def _guess_judged(
     *, challenge: Challenge, account: AbstractBaseUser, answer: str, ip: str
-) -> tuple[PlayPlan, TargetReply, Verdict, float | None]:
+) -> tuple[PlayPlan, TargetReply, Verdict]:
     if challenge.answer_mode != Challenge.AnswerMode.GUESS:
         raise ApplicationError(
             "This challenge judges the model's reply; it has no answer box.",
@@ -615,16 +614,10 @@ def _guess_judged(
     verdict = Verdict(
         passed=right, feedback=GUESS_RIGHT_FEEDBACK if right else GUESS_WRONG_FEEDBACK
     )
-    custom_score = attempt_custom_score(
-        challenge=challenge,
-        verdict=verdict,
-        tokens_total=disclosing["tokens_total"],
-        elapsed_ms=disclosing["elapsed_ms"],
-    )
     reply = TargetReply(
         text="", tokens_total=disclosing["tokens_total"], elapsed_ms=disclosing["elapsed_ms"]
     )
-    return plan, reply, verdict, custom_score
+    return plan, reply, verdict
 
 
 async def attempt_guess_async(
@@ -643,8 +636,14 @@ async def attempt_guess_async(
     `fewest_tokens` and `fastest`. A wrong guess is a failed attempt. Both count against
     the same rate limits as prompts.
     """
-    plan, reply, verdict, custom_score = await run_orm(
+    plan, reply, verdict = await run_orm(
         _guess_judged, challenge=challenge, account=account, answer=answer, ip=ip
+    )
+    custom_score = await attempt_custom_score_async(
+        challenge=challenge,
+        verdict=verdict,
+        tokens_total=reply.tokens_total,
+        elapsed_ms=reply.elapsed_ms,
     )
     return await play_record_async(
         plan=plan,
@@ -658,4 +657,4 @@ async def attempt_guess_async(
 
 
 # The halves `attempt_play_async` is made of, shared with the streamed play
-# (challenges/play_stream.py), which checks, plans and records the same way.
+# (challenges/services/play_stream.py), which checks, plans and records the same way.
