@@ -4,8 +4,8 @@ attempts per second for a few concurrent players, and the LLM judge's latency.
     .venv/bin/python bench/local_model.py [--port 19000] [--players 4] [--attempts 8]
 
 Starts tools/local_model.py's server (2 threads, `--players` slots), then goes through our
-own code: `judging.targets.complete` as a play does, `judge_with_llm` as a judged attempt
-does. Needs `make model`; no database.
+own code: `judging.targets.complete_async` as a play does, `judge_with_llm_async` as a
+judged attempt does. Needs `make model`; no database.
 """
 
 import argparse
@@ -42,8 +42,14 @@ def main() -> int:
     import django
 
     django.setup()
-    from judging.llm_judge import judge_with_llm
-    from judging.targets import TargetConfig, complete
+    from asgiref.sync import async_to_sync
+
+    from judging.llm_judge import judge_with_llm_async
+    from judging.targets import TargetConfig, complete_async
+
+    # A player's call from a thread of its own, as a Celery task makes it.
+    complete = async_to_sync(complete_async)
+    judge_with_llm = async_to_sync(judge_with_llm_async)
 
     started = time.monotonic()
     server = local_model.server_start(port=args.port, parallel=args.players, threads=args.threads)

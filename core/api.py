@@ -9,10 +9,11 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
 from django.http import Http404
 from rest_framework import exceptions, pagination, serializers, status
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
-from core.errors import ApplicationError, NotFoundError, error_body
+from core.errors import ApplicationError, NotFoundError, error_body, fields_invalid
 from core.numbers import QUERY_NUMBER_MAX, NumberRefused, bounded_int
 from core.outages import MESSAGE, outage_noted, retry_after_header, unavailable_dependency
 
@@ -45,7 +46,7 @@ def _validation_response(detail: Any) -> Response:
     if general:
         message = " ".join(general)
     elif fields:
-        message = "Some fields are invalid: " + ", ".join(sorted(fields)) + "."
+        message = fields_invalid(fields).message
     else:
         message = " ".join(_flatten(detail)) or "The request is invalid."
     return error_response(code="invalid", message=message, status_code=400, fields=fields)
@@ -105,6 +106,19 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     # Anything else is a bug: DRF re-raises it, and core.middleware.ApiErrors logs it once
     # with the request id and answers the JSON error shape.
     return None
+
+
+class ErrorsAsJson:
+    """For a DRF view that also answers a file or a stream (its own renderers): a DRF
+    `Response` — an error, or anything not built as the file — answers as JSON whatever
+    the client accepted. Put it before the view class in the bases."""
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        renderer = getattr(request, "accepted_renderer", None)
+        if isinstance(response, Response) and renderer and renderer.format != "json":
+            request.accepted_renderer = JSONRenderer()
+            request.accepted_media_type = JSONRenderer.media_type
+        return super().finalize_response(request, response, *args, **kwargs)
 
 
 class StrictSerializer(serializers.Serializer):

@@ -30,3 +30,10 @@ def error_body(*, code: str, message: str, fields: dict[str, Any] | None = None)
     """The SPEC's error shape (§5), the one body every JSON error outside /api/ carries:
     the API views (core.api), the middleware (core.middleware) and the raw lanes."""
     return {"error": {"code": code, "message": message, "fields": fields or {}}}
+
+
+def fields_invalid(fields: dict[str, Any]) -> ApplicationError:
+    """The error of a call with fields that are wrong: each named, with its messages."""
+    return ApplicationError(
+        "Some fields are invalid: " + ", ".join(sorted(fields)) + ".", fields=fields
+    )

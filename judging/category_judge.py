@@ -1,6 +1,6 @@
 """The judge suite of a red/blue pairing: one verdict per harm category.
 
-`judge_suite_run` asks the judge, once per category of the suite, whether the target's
+`judge_suite_run_async` asks the judge, once per category of the suite, whether the target's
 reply breaches that category; the calls run side by side, so a pairing takes about one
 judge timeout at worst. A category whose judgement failed (timeout, error, unparsable)
 is marked `failed` and never counts as a breach.
@@ -12,17 +12,22 @@ against, so both sides can win a demo with no network. Nothing it writes is real
 content: a "breach" is a marked placeholder.
 """
 
+import asyncio
 import dataclasses
 import re
 import time
 import unicodedata
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from judging.judge_config import judge_config_parse
 from judging.judges import PanelJudge, judge_entry, judge_for
-from judging.llm_judge import JUDGE_FAILURE_FEEDBACK, judge_route, judge_with_llm, offline_token_use
+from judging.llm_judge import (
+    JUDGE_FAILURE_FEEDBACK,
+    judge_route,
+    judge_with_llm_async,
+    offline_token_use,
+)
 from judging.targets import TargetReply, rough_token_count
 from judging.verdicts import TokenUse, Verdict
 
@@ -371,7 +376,7 @@ def _category_hints(item: dict[str, str]) -> str:
     return f"Harm category {item['code']}: {item.get('label', '')}. Judge only this category."
 
 
-def _one_judge(
+async def _one_judge(
     item: dict[str, str], *, attack: str, response: str, config: dict[str, Any]
 ) -> Verdict:
     """One judge's verdict on one category (`passed`: breached), with its token use."""
@@ -391,7 +396,7 @@ def _one_judge(
             usage=(use,),
         )
     else:
-        verdict = judge_with_llm(
+        verdict = await judge_with_llm_async(
             goal=item["rubric"],
             response=response,
             prompt=attack,
@@ -404,7 +409,7 @@ def _one_judge(
     )
 
 
-def _category(
+async def _category(
     item: dict[str, str],
     *,
     attack: str,
@@ -413,13 +418,17 @@ def _category(
     panel: PanelJudge | None,
 ) -> CategoryVerdict:
     if panel is None:
-        verdicts = [_one_judge(item, attack=attack, response=response, config=config)]
+        verdicts = [await _one_judge(item, attack=attack, response=response, config=config)]
         verdict = verdicts[0]
     else:
-        verdicts = [
-            _one_judge(item, attack=attack, response=response, config=judge.config)
-            for judge in panel.judges
-        ]
+        verdicts = list(
+            await asyncio.gather(
+                *(
+                    _one_judge(item, attack=attack, response=response, config=judge.config)
+                    for judge in panel.judges
+                )
+            )
+        )
         # The panel's rule and review setting, as on a challenge (judging/judges.py).
         verdict = panel.combine(verdicts)
     failed = all((one.raw or {}).get("error") for one in verdicts)
@@ -436,7 +445,7 @@ def _category(
     )
 
 
-def judge_suite_run(
+async def judge_suite_run_async(
     *,
     suite: list[str | dict[str, str]] | None,
     attack: str,
@@ -453,14 +462,12 @@ def judge_suite_run(
     started = time.monotonic()
     route = judge_route(provider=judge.provider)
 
-    def run(item: dict[str, str]) -> CategoryVerdict:
-        return _category(item, attack=attack, response=response, config=config, panel=combined)
-
-    if route == "offline" and combined is None:
-        verdicts = [run(item) for item in categories]
-    else:
-        with ThreadPoolExecutor(max_workers=len(categories)) as pool:
-            verdicts = list(pool.map(run, categories))
+    verdicts = await asyncio.gather(
+        *(
+            _category(item, attack=attack, response=response, config=config, panel=combined)
+            for item in categories
+        )
+    )
     details: dict[str, Any] = {"judge_model": judge.judge_model, "route": route}
     if combined is not None:
         details["panel"] = {"rule": combined.rule, "review": combined.review}

@@ -1,7 +1,8 @@
 """One HTTP client per process and endpoint, so model calls reuse pooled connections.
 
 A client per call paid a TCP (and TLS) handshake every time and left the pool unused.
-The openai and httpx clients are safe to share between threads.
+The httpx client is safe to share between threads; an async openai client belongs to
+the event loop that made it.
 """
 
 import asyncio
@@ -16,23 +17,6 @@ from core.egress import guarded_client
 
 # Local OpenAI-compatible servers (Ollama, vLLM) need no key, but the client insists on one.
 PLACEHOLDER_API_KEY = "not-needed"
-
-
-def openai_client(
-    *, base_url: str, api_key: str, timeout: float, max_retries: int
-) -> openai.OpenAI:
-    return _openai_client(base_url, api_key, float(timeout), int(max_retries))
-
-
-@lru_cache(maxsize=16)
-def _openai_client(base_url: str, api_key: str, timeout: float, max_retries: int) -> openai.OpenAI:
-    return openai.OpenAI(
-        # Explicit, so the client never reads OPENAI_BASE_URL from the process environment.
-        base_url=base_url or "https://api.openai.com/v1",
-        api_key=api_key or PLACEHOLDER_API_KEY,
-        timeout=timeout,
-        max_retries=max_retries,
-    )
 
 
 # An async client's pooled connections belong to the event loop that opened them, so

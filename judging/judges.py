@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from core.numbers import is_number
 from judging.errors import JudgeConfigError
 from judging.judge_config import judge_config_messages, judge_config_parse
-from judging.llm_judge import judge_token_estimate, judge_with_llm, judge_with_llm_async
+from judging.llm_judge import judge_token_estimate, judge_with_llm_async
 from judging.verdicts import TokenUse, Verdict
 
 PANEL_RULES = ("all", "majority", "any")
@@ -27,8 +27,6 @@ UNDER_REVIEW_FEEDBACK = (
 class Judge(Protocol):
     """`hints` and `prompt` (the player's text that drew `response`) reach the rubric as
     quoted data; a red/blue suite passes the category and the attack in them."""
-
-    def judge(self, *, goal: str, response: str, hints: str = "", prompt: str = "") -> Verdict: ...
 
     async def judge_async(
         self, *, goal: str, response: str, hints: str = "", prompt: str = ""
@@ -70,12 +68,6 @@ def _own_verdict(verdict: Verdict, *, config: dict) -> Verdict:
 class LlmJudge:
     config: dict
 
-    def judge(self, *, goal: str, response: str, hints: str = "", prompt: str = "") -> Verdict:
-        verdict = judge_with_llm(
-            goal=goal, response=response, config=self.config, hints=hints, prompt=prompt
-        )
-        return _own_verdict(verdict, config=self.config)
-
     async def judge_async(
         self, *, goal: str, response: str, hints: str = "", prompt: str = ""
     ) -> Verdict:
@@ -94,10 +86,6 @@ class PanelJudge:
     rule: str
     review: str
     review_margin: float
-
-    def judge(self, *, goal: str, response: str, hints: str = "", prompt: str = "") -> Verdict:
-        texts = {"goal": goal, "response": response, "hints": hints, "prompt": prompt}
-        return self.combine([judge.judge(**texts) for judge in self.judges])
 
     async def judge_async(
         self, *, goal: str, response: str, hints: str = "", prompt: str = ""

@@ -1,6 +1,6 @@
 """The LLM judge: one model call that rates a response against a goal.
 
-`judge_with_llm` never raises for the judge's own failures (no endpoint configured,
+`judge_with_llm_async` never raises for the judge's own failures (no endpoint configured,
 timeout, HTTP error, unparsable answer): those become a non-pass Verdict whose
 `raw["error"]` names the kind and whose feedback is a generic message for the player.
 Only an invalid config raises JudgeConfigError. With an `offline/...` judge model, or
@@ -19,7 +19,7 @@ import openai
 from django.conf import settings
 
 from core.numbers import is_number
-from judging.clients import async_openai_client, openai_client
+from judging.clients import async_openai_client
 from judging.judge_config import JudgeConfig, judge_config_parse
 from judging.quoting import JUDGE_DATA_RULE, quoted
 from judging.targets import rough_token_count
@@ -100,29 +100,11 @@ def render_rubric(
     return pattern.sub(lambda match: values[match.group(0)], template)
 
 
-def judge_with_llm(
-    *, goal: str, response: str, config: dict, hints: str = "", prompt: str = ""
-) -> Verdict:
-    """`prompt` is the player's prompt that drew `response`, for judges that weigh it."""
-    judge = judge_config_parse(config)
-    started = time.monotonic()
-    route = judge_route(provider=judge.provider)
-    texts = {"goal": goal or "", "response": response or "", "hints": hints, "prompt": prompt}
-    try:
-        answer = _answer_without_network(judge, route=route, **texts)
-        if answer is None:
-            answer = _remote_answer(judge, **texts)
-        verdict = _verdict_from(answer, judge)
-    except _JudgeFailure as failure:
-        verdict = _failure_verdict(failure, judge)
-    _log_judgement(judge, route=route, started=started, verdict=verdict)
-    return verdict
-
-
 async def judge_with_llm_async(
     *, goal: str, response: str, config: dict, hints: str = "", prompt: str = ""
 ) -> Verdict:
-    """`judge_with_llm` for async views: the judge model is awaited, no thread waits on it."""
+    """`prompt` is the player's prompt that drew `response`, for judges that weigh it. The
+    judge model is awaited: no thread waits on it."""
     judge = judge_config_parse(config)
     started = time.monotonic()
     route = judge_route(provider=judge.provider)
@@ -130,7 +112,7 @@ async def judge_with_llm_async(
     try:
         answer = _answer_without_network(judge, route=route, **texts)
         if answer is None:
-            answer = await _remote_answer_async(judge, **texts)
+            answer = await _remote_answer(judge, **texts)
         verdict = _verdict_from(answer, judge)
     except _JudgeFailure as failure:
         verdict = _failure_verdict(failure, judge)
@@ -207,27 +189,7 @@ def _log_judgement(
 # --- Remote judge ---------------------------------------------------------------------
 
 
-def _remote_answer(
-    judge: JudgeConfig, *, goal: str, response: str, hints: str, prompt: str
-) -> dict:
-    client = openai_client(**_judge_client_settings())
-    request = _judge_request(judge, goal=goal, response=response, hints=hints, prompt=prompt)
-    try:
-        try:
-            completion = client.chat.completions.create(
-                **request, response_format={"type": "json_schema", "json_schema": _VERDICT_SCHEMA}
-            )
-            structured = True
-        except openai.BadRequestError:
-            # Many OpenAI-compatible servers refuse json_schema; ask for plain JSON instead.
-            completion = client.chat.completions.create(**request)
-            structured = False
-    except Exception as exc:  # noqa: BLE001 - every client failure becomes a judge failure
-        raise _client_failure(exc) from None
-    return _answer_from(completion, structured=structured, model=judge.judge_model)
-
-
-async def _remote_answer_async(
+async def _remote_answer(
     judge: JudgeConfig, *, goal: str, response: str, hints: str, prompt: str
 ) -> dict:
     client = async_openai_client(**_judge_client_settings())
@@ -239,6 +201,7 @@ async def _remote_answer_async(
             )
             structured = True
         except openai.BadRequestError:
+            # Many OpenAI-compatible servers refuse json_schema; ask for plain JSON instead.
             completion = await client.chat.completions.create(**request)
             structured = False
     except Exception as exc:  # noqa: BLE001 - every client failure becomes a judge failure

@@ -1,11 +1,12 @@
 """Target models: the model a player attacks, behind one call.
 
-`complete()` sends the challenge's defence (its system prompt) and the player's prompt to
-the configured provider and returns the reply with its token count and duration;
+`complete_async()` sends the challenge's defence (its system prompt) and the player's
+prompt to the configured provider and returns the reply with its token count and duration;
 `history` (earlier `(prompt, reply)` turns of a conversation, SPEC §9) goes before it;
-`complete_async()` does the same for async views, and `complete_stream_async()` yields the
-reply as the model writes it. Every outside failure becomes `TargetError`; callers never
-see a provider's own exceptions. The `offline` provider is judging/offline_model.py.
+`complete_stream_async()` yields the reply as the model writes it. Sync callers (Celery
+tasks, commands) run them with `asgiref.sync.async_to_sync`. Every outside failure becomes
+`TargetError`; callers never see a provider's own exceptions. The `offline` provider's
+model is judging/offline_model.py.
 """
 
 import asyncio
@@ -18,11 +19,12 @@ from typing import Any
 
 import httpx
 import openai
+from asgiref.sync import async_to_sync
 from django.conf import settings
 
 from core.egress import refusal_in, url_refusal
 from core.threads import run_blocking
-from judging.clients import async_openai_client, http_client, openai_client
+from judging.clients import async_openai_client, http_client
 from judging.offline_model import History, offline_answer
 
 # Model parameters a creator may pass through to an OpenAI-compatible endpoint.
@@ -62,25 +64,21 @@ class TargetConfig:
 def complete(
     *, system_prompt: str, prompt: str, user: str, config: TargetConfig, history: History = ()
 ) -> TargetReply:
-    if config.provider == "offline":
-        return _offline(system_prompt=system_prompt, prompt=prompt, history=history)
-    if config.provider == "openai":
-        return _openai(
-            system_prompt=system_prompt, prompt=prompt, user=user, config=config, history=history
-        )
-    if config.provider == "dify":
-        return _dify(system_prompt=system_prompt, prompt=prompt, user=user, config=config)
-    raise TargetError(f"Unknown target provider '{config.provider}'.")
+    """A sync edge for challenges/play.py's `attempt_play` only (it goes with it, issue 22
+    §9): everything else awaits `complete_async`."""
+    return async_to_sync(complete_async)(
+        system_prompt=system_prompt, prompt=prompt, user=user, config=config, history=history
+    )
 
 
 async def complete_async(
     *, system_prompt: str, prompt: str, user: str, config: TargetConfig, history: History = ()
 ) -> TargetReply:
-    """`complete()` for async views: the model is awaited, no thread waits on it."""
+    """The model is awaited: no thread waits on it and no database connection is held."""
     if config.provider == "offline":
         return _offline(system_prompt=system_prompt, prompt=prompt, history=history)
     if config.provider == "openai":
-        return await _openai_async(
+        return await _openai(
             system_prompt=system_prompt, prompt=prompt, user=user, config=config, history=history
         )
     if config.provider == "dify":
@@ -167,27 +165,7 @@ def _elapsed_ms(started: float) -> int:
 # --- openai-compatible -------------------------------------------------------------------
 
 
-def _openai(
-    *, system_prompt: str, prompt: str, user: str, config: TargetConfig, history: History = ()
-) -> TargetReply:
-    request = _openai_request(
-        system_prompt=system_prompt, prompt=prompt, user=user, config=config, history=history
-    )
-    client = openai_client(
-        base_url=config.base_url,
-        api_key=config.api_key,
-        timeout=config.timeout_seconds,
-        max_retries=config.max_retries,
-    )
-    started = time.monotonic()
-    try:
-        completion = client.chat.completions.create(**request)
-    except openai.OpenAIError as exc:
-        raise TargetError(f"OpenAI-compatible endpoint failed: {type(exc).__name__}") from exc
-    return _openai_reply(completion, elapsed=_elapsed_ms(started))
-
-
-async def _openai_async(
+async def _openai(
     *, system_prompt: str, prompt: str, user: str, config: TargetConfig, history: History = ()
 ) -> TargetReply:
     request = _openai_request(

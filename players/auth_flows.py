@@ -40,7 +40,7 @@ from django.db import transaction
 from django.http import HttpRequest
 from django.urls import reverse
 
-from core.errors import ApplicationError
+from core.errors import ApplicationError, fields_invalid
 from core.ratelimit import client_ip, parse_rate, rate_limit_hit
 
 logger = logging.getLogger(__name__)
@@ -194,9 +194,7 @@ def account_register(
                 hidden_codes=frozenset({"email_taken"}) if hiding else frozenset(),
             )
             if fields:
-                raise ApplicationError(
-                    "Some fields are invalid: " + ", ".join(sorted(fields)) + ".", fields=fields
-                )
+                raise fields_invalid(fields)
             # Only the taken address stood in the way: tell its owner, answer as for a new
             # one, and spend the time a new account's password hash would take.
             make_password(password)

@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from core.errors import ApplicationError
+from core.errors import ApplicationError, fields_invalid
 from players.models import Bracket, EndUser, Workspace
 
 # "Not given" for fields where None means "clear it".
@@ -60,9 +60,7 @@ def workspace_event_update(
     if freeze_lifted is not None and locked.freeze_at is None:
         errors["freeze_lifted"] = ["There is no freeze to lift; set freeze_at first."]
     if errors:
-        raise ApplicationError(
-            "Some fields are invalid: " + ", ".join(sorted(errors)) + ".", fields=errors
-        )
+        raise fields_invalid(errors)
     if locked.freeze_at != previous_freeze:
         locked.freeze_lifted_at = None
     if freeze_lifted is True and locked.freeze_lifted_at is None:

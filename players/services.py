@@ -10,7 +10,7 @@ from django.core.validators import URLValidator
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from core.errors import ApplicationError, NotFoundError
+from core.errors import ApplicationError, NotFoundError, fields_invalid
 from core.slugs import unique_slug
 from players.models import (
     ACCOUNT_EXTERNAL_ID_PREFIX,
@@ -201,9 +201,7 @@ def _clean_avatar_url(value: str, errors: dict[str, list[str]]) -> str:
 
 def _raise_if_invalid(errors: dict[str, list[str]]) -> None:
     if errors:
-        raise ApplicationError(
-            "Some fields are invalid: " + ", ".join(sorted(errors)) + ".", fields=errors
-        )
+        raise fields_invalid(errors)
 
 
 def _clean_interface_language(value: str, errors: dict[str, list[str]]) -> str:

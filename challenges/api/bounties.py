@@ -28,6 +28,7 @@ from challenges.selectors.challenges import challenges_for_creator
 from challenges.services.bounties import bounty_create, bounty_delete
 from challenges.services.waves import wave_create, wave_delete, wave_update
 from core.api import (
+    ErrorsAsJson,
     MoneyField,
     Pagination,
     StrictSerializer,
@@ -131,16 +132,9 @@ class BountyDetailApi(ConsoleApi):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class BountyPayoutsCsvApi(ConsoleApi):
+class BountyPayoutsCsvApi(ErrorsAsJson, ConsoleApi):
     # Errors answer as JSON whatever was accepted; the file itself is built here.
     renderer_classes = [JSONRenderer, CsvExportRenderer]
-
-    def finalize_response(self, request, response, *args, **kwargs):
-        renderer = getattr(request, "accepted_renderer", None)
-        if isinstance(response, Response) and renderer and renderer.format != "json":
-            request.accepted_renderer = JSONRenderer()
-            request.accepted_media_type = JSONRenderer.media_type
-        return super().finalize_response(request, response, *args, **kwargs)
 
     @extend_schema(
         parameters=[WORKSPACE_FILTER],

@@ -31,7 +31,7 @@ from challenges.selectors.challenges import challenges_for_creator
 from challenges.selectors.secrets import secrets_for_creator
 from challenges.services.challenges import challenge_create, challenge_delete, challenge_update
 from challenges.services.secrets import secret_create, secret_delete, secret_update
-from core.api import object_or_404, paginated_response, uuid_or_404
+from core.api import ErrorsAsJson, object_or_404, paginated_response, uuid_or_404
 from core.errors import ApplicationError
 from players.inputs import workspace_kept
 from players.models import Workspace
@@ -129,17 +129,9 @@ def _optional_datetime(raw: str | None, name: str):
     return value
 
 
-class ChallengeAttemptListApi(ConsoleApi):
+class ChallengeAttemptListApi(ErrorsAsJson, ConsoleApi):
     # `Accept: text/csv` or `application/x-ndjson` asks for an export as `?format=` does.
     renderer_classes = [JSONRenderer, CsvExportRenderer, JsonlExportRenderer]
-
-    def finalize_response(self, request, response, *args, **kwargs):
-        renderer = getattr(request, "accepted_renderer", None)
-        if isinstance(response, Response) and renderer and renderer.format != "json":
-            # Errors (and anything not streamed) answer as JSON whatever was accepted.
-            request.accepted_renderer = JSONRenderer()
-            request.accepted_media_type = JSONRenderer.media_type
-        return super().finalize_response(request, response, *args, **kwargs)
 
     @extend_schema(
         parameters=[

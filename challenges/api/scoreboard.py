@@ -26,7 +26,7 @@ from challenges.scoring import POINTS_PER_SOLVE
 from challenges.selectors.challenges import challenges_for_creator
 from challenges.selectors.scoreboard import ScoreboardRow, scoreboard_standings
 from challenges.selectors.standings import BoardView, board_filters, board_view, board_view_live
-from core.api import leaderboard_limit, object_or_404
+from core.api import ErrorsAsJson, leaderboard_limit, object_or_404
 from core.errors import ApplicationError, NotFoundError
 from players.models import Workspace
 from players.selectors import workspace_for_read, workspaces_for_user
@@ -82,17 +82,9 @@ def _csv_response(rows: list[ScoreboardRow], *, filename: str) -> HttpResponse:
     return response
 
 
-class _ScoreboardApi(APIView):
+class _ScoreboardApi(ErrorsAsJson, APIView):
     # `?format=csv` (or `Accept: text/csv`) answers the standings as a CSV file.
     renderer_classes = [JSONRenderer, CsvExportRenderer]
-
-    def finalize_response(self, request, response, *args, **kwargs):
-        renderer = getattr(request, "accepted_renderer", None)
-        if isinstance(response, Response) and renderer and renderer.format != "json":
-            # Errors answer as JSON whatever was accepted.
-            request.accepted_renderer = JSONRenderer()
-            request.accepted_media_type = JSONRenderer.media_type
-        return super().finalize_response(request, response, *args, **kwargs)
 
     def respond(self, request, *, workspace: Workspace, view: BoardView, filename: str):
         export = request.query_params.get("format") or request.accepted_renderer.format

@@ -15,7 +15,6 @@ from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import BaseRenderer, JSONRenderer
-from rest_framework.response import Response
 
 from challenges.api.play import AttemptCreateApi, attempt_source
 from challenges.models import ChallengeAttempt
@@ -25,7 +24,7 @@ from challenges.play_stream import StartedPlay, attempt_play_stream
 from challenges.selectors.challenges import challenges_to_play
 from challenges.selectors.levels import collection_topped_by, next_level
 from challenges.templatetags.play_labels import outcome_words
-from core.api import object_or_404
+from core.api import ErrorsAsJson, object_or_404
 from core.async_api import AsyncApiView
 from core.errors import ApplicationError
 from core.ratelimit import client_ip
@@ -103,16 +102,9 @@ async def _events(started: StartedPlay) -> AsyncIterator[str]:
         )
 
 
-class AttemptStreamApi(AsyncApiView):
+class AttemptStreamApi(ErrorsAsJson, AsyncApiView):
     permission_classes = [IsAuthenticated]
     renderer_classes = [JSONRenderer, EventStreamRenderer]
-
-    def finalize_response(self, request, response, *args, **kwargs):
-        renderer = getattr(request, "accepted_renderer", None)
-        if isinstance(response, Response) and renderer and renderer.format != "json":
-            request.accepted_renderer = JSONRenderer()
-            request.accepted_media_type = JSONRenderer.media_type
-        return super().finalize_response(request, response, *args, **kwargs)
 
     @extend_schema(
         request=AttemptCreateApi.InputSerializer,

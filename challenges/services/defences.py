@@ -4,9 +4,11 @@ message. Each one that fires makes the attempt a failed one."""
 from dataclasses import dataclass
 from typing import Any
 
+from asgiref.sync import async_to_sync
+
 from core.disguises import normalise, secret_shows_in
 from judging.errors import JudgeConfigError
-from judging.llm_judge import judge_token_estimate, judge_with_llm, judge_with_llm_async
+from judging.llm_judge import judge_token_estimate, judge_with_llm_async
 from judging.rules import PatternError, compile_pattern
 from judging.verdicts import TokenUse
 
@@ -209,28 +211,16 @@ class OutputCheck:
 
 
 def output_defences_check(*, defences: list, reply: str, secret: str | None) -> OutputCheck:
-    """The output layers in the creator's order, up to the first the reply trips."""
-    usage: list[TokenUse] = []
-    for layer in defences or []:
-        if layer.get("type") == OUTPUT_GUARD:
-            fired = _guard_fired(layer, reply=reply, secret=secret)
-        elif layer.get("type") == LLM_CHECK and secret and _offline_check(layer):
-            fired = _offline_check_fired(layer, reply=reply, secret=secret)
-        elif layer.get("type") == LLM_CHECK and secret:
-            verdict = judge_with_llm(**_check_call(layer, reply=reply, secret=secret))
-            usage.extend(verdict.usage)
-            fired = _check_fired(layer, verdict)
-        else:
-            continue
-        if fired:
-            return OutputCheck(fired, tuple(usage))
-    return OutputCheck(None, tuple(usage))
+    """A sync edge for challenges/play.py's `attempt_play` only (it goes with it, issue 22
+    §9): everything else awaits `output_defences_check_async`."""
+    return async_to_sync(output_defences_check_async)(defences=defences, reply=reply, secret=secret)
 
 
 async def output_defences_check_async(
     *, defences: list, reply: str, secret: str | None
 ) -> OutputCheck:
-    """`output_defences_check` for async views: the LLM check's judge is awaited."""
+    """The output layers in the creator's order, up to the first the reply trips; the LLM
+    check's judge is awaited."""
     usage: list[TokenUse] = []
     for layer in defences or []:
         if layer.get("type") == OUTPUT_GUARD:
@@ -248,15 +238,11 @@ async def output_defences_check_async(
     return OutputCheck(None, tuple(usage))
 
 
-def output_defence_fired(*, defences: list, reply: str, secret: str | None) -> DefenceFired | None:
-    """The first output layer the reply trips, in the creator's order."""
-    return output_defences_check(defences=defences, reply=reply, secret=secret).fired
-
-
 async def output_defence_fired_async(
     *, defences: list, reply: str, secret: str | None
 ) -> DefenceFired | None:
-    """`output_defence_fired` for async views (the creator's try-it, which spends nothing)."""
+    """The first output layer the reply trips, in the creator's order (the creator's try-it,
+    which spends nothing)."""
     return (await output_defences_check_async(defences=defences, reply=reply, secret=secret)).fired
 
 

@@ -3,6 +3,7 @@
 import dataclasses
 from typing import Any
 
+from asgiref.sync import async_to_sync
 from django.utils import timezone
 
 from challenges.models import Challenge
@@ -30,17 +31,12 @@ def challenge_evaluate(
     variables: dict[str, Any] | None = None,
     end_user=None,
 ) -> Verdict:
-    """Judge one output with the challenge's evaluator; nothing is recorded.
-
-    `prompt`, when known, is what the player sent: a secret it already held does not count
-    when the output repeats it (SPEC §4c, "No echo wins"), in any form core.disguises
-    finds. `variables` (e.g. a Dify run's) reach only a custom evaluator, whitelisted and
-    masked.
-    """
+    """A sync edge for challenges/play.py's `attempt_play` only (it goes with it, issue 22
+    §9): everything else looks the secret up and awaits `challenge_evaluate_async`."""
     secret = secret_value_for(challenge=challenge, end_user=end_user)
-    judged, echoed = _output_to_judge(output=output, prompt=prompt, secret=secret)
-    verdict = _evaluate(challenge=challenge, output=judged, secret=secret, variables=variables)
-    return _echo_explained(verdict, output=output, secret=secret, echoed=echoed)
+    return async_to_sync(challenge_evaluate_async)(
+        challenge=challenge, secret=secret, output=output, prompt=prompt, variables=variables
+    )
 
 
 def _output_to_judge(*, output: str, prompt: str, secret: str | None) -> tuple[str, bool]:
@@ -70,28 +66,6 @@ def _disclosure_verdict(*, output: str, secret: str | None) -> Verdict:
     )
 
 
-def _evaluate(
-    *,
-    challenge: Challenge,
-    output: str,
-    secret: str | None,
-    variables: dict[str, Any] | None,
-) -> Verdict:
-    if challenge.answer_mode == Challenge.AnswerMode.GUESS:
-        return _disclosure_verdict(output=output, secret=secret)
-    if challenge.evaluator_type == Challenge.EvaluatorType.LLM_JUDGE:
-        try:
-            verdict = challenge_judge(challenge).judge(goal=challenge.goal, response=output or "")
-        except JudgeConfigError as exc:
-            raise _judge_misconfigured(exc) from None
-        return _judge_verdict_masked(verdict, secret=secret)
-    if challenge.evaluator_type == Challenge.EvaluatorType.CUSTOM:
-        return _plugin_verdict(
-            challenge=challenge, secret=secret, output=output, variables=variables
-        )
-    return _rule_verdict(challenge=challenge, secret=secret, output=output)
-
-
 async def challenge_evaluate_async(
     *,
     challenge: Challenge,
@@ -100,20 +74,24 @@ async def challenge_evaluate_async(
     prompt: str = "",
     variables: dict[str, Any] | None = None,
 ) -> Verdict:
-    """`challenge_evaluate` for async views; touches no database.
+    """Judge one output with the challenge's evaluator; nothing is recorded, no database
+    is touched.
 
     The caller looks the secret up (`secret_value_for`) before, with the rest of its ORM
     work: the judge is awaited and a plugin runs on a spare thread, neither holding a
-    database connection. The echo rule applies as in `challenge_evaluate`.
+    database connection. `prompt`, when known, is what the player sent: a secret it
+    already held does not count when the output repeats it (SPEC §4c, "No echo wins"), in
+    any form core.disguises finds. `variables` (e.g. a Dify run's) reach only a custom
+    evaluator, whitelisted and masked.
     """
     judged, echoed = _output_to_judge(output=output, prompt=prompt, secret=secret)
-    verdict = await _evaluate_async(
+    verdict = await _evaluate(
         challenge=challenge, output=judged, secret=secret, variables=variables
     )
     return _echo_explained(verdict, output=output, secret=secret, echoed=echoed)
 
 
-async def _evaluate_async(
+async def _evaluate(
     *,
     challenge: Challenge,
     output: str,
@@ -201,14 +179,30 @@ def attempt_custom_score(
     tokens_total: int | None = None,
     elapsed_ms: int | None = None,
 ) -> float | None:
-    """The scorer plugin's score for a `custom`-strategy success, to pass to attempt_record.
+    """A sync edge for challenges/play.py (attempt_play and guesses) only, issue 22 §9:
+    everything else awaits `attempt_custom_score_async`."""
+    return async_to_sync(attempt_custom_score_async)(
+        challenge=challenge, verdict=verdict, tokens_total=tokens_total, elapsed_ms=elapsed_ms
+    )
+
+
+async def attempt_custom_score_async(
+    *,
+    challenge: Challenge,
+    verdict: Verdict,
+    tokens_total: int | None = None,
+    elapsed_ms: int | None = None,
+) -> float | None:
+    """The scorer plugin's score for a `custom`-strategy success, to pass to attempt_record;
+    the plugin runs on a spare thread.
 
     None for other strategies, for failed attempts and when the plugin fails (such an
     attempt ranks after every scored one).
     """
     if challenge.scoring_strategy != Challenge.Strategy.CUSTOM or not verdict.passed:
         return None
-    return score_with_plugin(
+    return await run_blocking(
+        score_with_plugin,
         plugin_id=challenge.scoring_plugin_id,
         entrypoint=challenge.scoring_entrypoint,
         metrics={
@@ -220,23 +214,4 @@ def attempt_custom_score(
         },
         config=challenge.scoring_config,
         ctx=_plugin_context(challenge),
-    )
-
-
-async def attempt_custom_score_async(
-    *,
-    challenge: Challenge,
-    verdict: Verdict,
-    tokens_total: int | None = None,
-    elapsed_ms: int | None = None,
-) -> float | None:
-    """`attempt_custom_score` for async views: the scorer plugin runs on a spare thread."""
-    if challenge.scoring_strategy != Challenge.Strategy.CUSTOM or not verdict.passed:
-        return None
-    return await run_blocking(
-        attempt_custom_score,
-        challenge=challenge,
-        verdict=verdict,
-        tokens_total=tokens_total,
-        elapsed_ms=elapsed_ms,
     )

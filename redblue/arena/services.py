@@ -5,6 +5,7 @@ or two method calls at once are applied one after the other, never interleaved.
 """
 
 import hashlib
+import json
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -12,7 +13,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
@@ -370,7 +371,38 @@ class _DatabaseStore:
             )
             row.updated_at = timezone.now()
             rows.append(row)
-        ScoringEntry.objects.bulk_update(rows, ["games_played", "metrics", "state", "updated_at"])
+        if connection.vendor == "postgresql":
+            _scoring_rows_write(rows)
+        else:
+            ScoringEntry.objects.bulk_update(
+                rows, ["games_played", "metrics", "state", "updated_at"]
+            )
+
+
+_SCORING_ROWS_WRITE = f"""
+    UPDATE {ScoringEntry._meta.db_table} AS entry
+    SET games_played = v.games_played, metrics = v.metrics, state = v.state,
+        updated_at = v.updated_at
+    FROM unnest(%s::bigint[], %s::int[], %s::jsonb[], %s::jsonb[], %s::timestamptz[])
+        AS v(id, games_played, metrics, state, updated_at)
+    WHERE entry.id = v.id
+"""  # noqa: S608 (the table's name from the model; every value is bound)
+
+
+def _scoring_rows_write(rows: list[ScoringEntry]) -> None:
+    """The rows' new standings in one statement (bulk_update's CASE per field and row
+    costs milliseconds of compiling at every game's end)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _SCORING_ROWS_WRITE,
+            [
+                [row.pk for row in rows],
+                [row.games_played for row in rows],
+                [json.dumps(row.metrics) for row in rows],
+                [json.dumps(row.state) for row in rows],
+                [row.updated_at for row in rows],
+            ],
+        )
 
 
 def _configured_strategies() -> tuple[list[Any], Any | None]:

@@ -11,12 +11,12 @@ from rest_framework.views import APIView
 from core.api import leaderboard_limit, object_or_404, paginated_response
 from core.async_api import AsyncApiView
 from core.errors import ApplicationError, NotFoundError
-from core.threads import run_blocking, run_orm
+from core.threads import run_orm
 from judging.category_judge import effective_suite
 from players.selectors import end_user_of_account
 from players.services import end_user_for_account
 from redblue.models import RedBlueChallenge, TeamSubmission
-from redblue.teams.evaluation import TargetError, pairing_evaluate
+from redblue.teams.evaluation import TargetError, pairing_evaluate_async
 from redblue.teams.selectors import (
     pairings_of_player,
     pairings_of_submission,
@@ -272,8 +272,7 @@ class RedBlueSelfTestApi(AsyncApiView):
 
         challenge, end_user, test = await run_orm(prepare)
         try:
-            outcome = await run_blocking(
-                pairing_evaluate,
+            outcome = await pairing_evaluate_async(
                 challenge=challenge,
                 attack=test.attack,
                 defense=test.defense,

@@ -26,10 +26,10 @@ from challenges.bridge.endpoint import BridgeApi
 from challenges.bridge.services import bridge_store, bridge_stored_answer, under_review_answer
 from challenges.models import PROMPT_MAX_CHARS, BridgeKey
 from core.errors import ApplicationError, NotFoundError
-from core.threads import run_blocking, run_orm
+from core.threads import run_orm
 from players.services import end_user_for_external_id
 from redblue.models import RedBlueChallenge, Team, TeamPairing, TeamStanding, TeamSubmission
-from redblue.teams.evaluation import PairingOutcome, TargetError, pairing_evaluate
+from redblue.teams.evaluation import PairingOutcome, TargetError, pairing_evaluate_async
 from redblue.teams.services.pairings import pairing_complete, pairing_fail
 from redblue.teams.services.submissions import submission_create
 
@@ -195,8 +195,7 @@ class TeamChallengeApi(BridgeApi):
             return Response(prepared.body)
         attack, defense = prepared.pairing.attack_submission, prepared.pairing.defense_submission
         try:
-            outcome = await run_blocking(
-                pairing_evaluate,
+            outcome = await pairing_evaluate_async(
                 challenge=prepared.challenge,
                 attack=attack.prompt,
                 defense=defense.prompt,

@@ -8,14 +8,15 @@ from typing import Any
 
 from django.conf import settings
 
+from core.threads import run_blocking
 from judging.category_judge import (
     CategoryVerdict,
     SuiteVerdict,
     effective_suite,
-    judge_suite_run,
+    judge_suite_run_async,
     offline_team_reply,
 )
-from judging.targets import TargetConfig, TargetError, TargetReply, complete
+from judging.targets import TargetConfig, TargetError, TargetReply, complete_async
 from redblue.models import RedBlueChallenge
 from redblue.teams.agent import agent_pairing_run, benign_ratio
 from redblue.teams.scoring import PairingPoints, money, pairing_points
@@ -79,11 +80,11 @@ def suite_verdict_stored(raw: dict[str, Any]) -> SuiteVerdict:
     )
 
 
-def target_reply(
+async def target_reply_async(
     *, challenge: RedBlueChallenge, attack: str, defense: str, user: str
 ) -> TargetReply:
     if challenge.target == RedBlueChallenge.Target.OPENAI:
-        return complete(
+        return await complete_async(
             system_prompt=defense,
             prompt=attack,
             user=user,
@@ -101,12 +102,14 @@ def target_reply(
     )
 
 
-def pairing_evaluate(
+async def pairing_evaluate_async(
     *, challenge: RedBlueChallenge, attack: str, defense: str, user: str = "", scored: bool = True
 ) -> PairingOutcome:
-    """Raises TargetError when the target did not answer; judge failures are in the verdict."""
-    reply = target_reply(challenge=challenge, attack=attack, defense=defense, user=user)
-    verdict = judge_suite_run(
+    """Raises TargetError when the target did not answer; judge failures are in the verdict.
+    The target and the judges are awaited; sync callers (the Celery tasks) use
+    `async_to_sync`."""
+    reply = await target_reply_async(challenge=challenge, attack=attack, defense=defense, user=user)
+    verdict = await judge_suite_run_async(
         suite=list(challenge.judge_suite),
         attack=attack,
         response=reply.text,
@@ -115,7 +118,9 @@ def pairing_evaluate(
     )
     points = None
     if scored and not verdict.under_review:
-        points = pairing_points(
+        # A custom scorer is a plugin in a sandbox subprocess: off the event loop.
+        points = await run_blocking(
+            pairing_points,
             challenge=challenge,
             verdict=verdict,
             attack=attack,
@@ -172,7 +177,7 @@ __all__ = [
     "agent_pairing_evaluate",
     "TargetError",
     "judge_output_raw",
-    "pairing_evaluate",
+    "pairing_evaluate_async",
     "suite_verdict_stored",
-    "target_reply",
+    "target_reply_async",
 ]

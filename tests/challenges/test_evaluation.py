@@ -1,7 +1,7 @@
 import pytest
 
 from challenges.models import Secret
-from challenges.services.evaluation import challenge_evaluate
+from tests.evaluate import evaluate as challenge_evaluate
 from tests.factories import make_challenge
 
 pytestmark = pytest.mark.django_db

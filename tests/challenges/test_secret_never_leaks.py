@@ -4,8 +4,8 @@ import pytest
 
 from challenges.models import ChallengeAttempt
 from challenges.services.attempts import attempt_record
-from challenges.services.evaluation import challenge_evaluate
 from judging.verdicts import Verdict
+from tests.evaluate import evaluate as challenge_evaluate
 from tests.factories import make_challenge, make_end_user
 
 pytestmark = pytest.mark.django_db

@@ -1,16 +1,18 @@
 """challenge_evaluate and attempt_custom_score with the LLM judge and plugins."""
 
 import pytest
+from asgiref.sync import async_to_sync
 
 from challenges.models import Challenge, ChallengeAttempt, LeaderboardEntry
 from challenges.services.attempts import attempt_record
-from challenges.services.evaluation import attempt_custom_score, challenge_evaluate
+from challenges.services.evaluation import attempt_custom_score_async
 from challenges.services.secrets import secret_create
 from core.errors import ApplicationError
 from judging.llm_judge import JUDGE_FAILURE_FEEDBACK
 from judging.plugins import PLUGIN_FAILURE_FEEDBACK
 from judging.verdicts import Verdict
 from tests import factories
+from tests.evaluate import evaluate as challenge_evaluate
 from tests.judging.fake_openai import Reply, verdict
 
 pytestmark = pytest.mark.django_db
@@ -154,7 +156,7 @@ def test_it_scores_a_custom_strategy_success_through_the_scorer(workspace):
     end_user = factories.make_end_user(workspace=workspace)
     passed = challenge_evaluate(challenge=challenge, output="open sesame")
 
-    score = attempt_custom_score(
+    score = async_to_sync(attempt_custom_score_async)(
         challenge=challenge, verdict=passed, tokens_total=100, elapsed_ms=3000
     )
     attempt = attempt_record(
@@ -182,6 +184,9 @@ def test_it_scores_nothing_for_failures_other_strategies_or_a_broken_scorer(work
     fastest = factories.make_challenge(workspace=workspace, scoring_strategy="fastest")
     win, loss = Verdict(passed=True, rating=5), Verdict(passed=False)
 
-    assert attempt_custom_score(challenge=custom, verdict=loss) is None
-    assert attempt_custom_score(challenge=fastest, verdict=win, elapsed_ms=5) is None
-    assert attempt_custom_score(challenge=broken, verdict=win) is None
+    assert async_to_sync(attempt_custom_score_async)(challenge=custom, verdict=loss) is None
+    assert (
+        async_to_sync(attempt_custom_score_async)(challenge=fastest, verdict=win, elapsed_ms=5)
+        is None
+    )
+    assert async_to_sync(attempt_custom_score_async)(challenge=broken, verdict=win) is None

@@ -2,9 +2,10 @@
 no endpoint is configured at all (the embedded default)."""
 
 import pytest
+from asgiref.sync import async_to_sync
 
 from challenges.services.bridge_keys import bridge_key_create
-from judging.llm_judge import JUDGE_FAILURE_FEEDBACK, judge_with_llm
+from judging.llm_judge import JUDGE_FAILURE_FEEDBACK, judge_with_llm_async
 from tests.bridge.conftest import EVALUATOR, JUDGE, bearer_client, post_json, run_id
 from tests.factories import make_challenge
 
@@ -20,7 +21,9 @@ def key_without_endpoint(settings):
 
 
 def test_it_never_passes_when_a_key_is_set_but_no_endpoint(key_without_endpoint, caplog):
-    result = judge_with_llm(goal=GOAL, response=STUFFED, config={"judge_model": "openai/gpt-4o"})
+    result = async_to_sync(judge_with_llm_async)(
+        goal=GOAL, response=STUFFED, config={"judge_model": "openai/gpt-4o"}
+    )
 
     assert result.passed is False
     assert result.rating is None
@@ -58,14 +61,18 @@ def test_it_judges_offline_in_the_embedded_default(settings):
     settings.OPENAI_BASE_URL = ""
     settings.OPENAI_API_KEY = ""
 
-    result = judge_with_llm(goal=GOAL, response=STUFFED, config={"judge_model": "openai/gpt-4o"})
+    result = async_to_sync(judge_with_llm_async)(
+        goal=GOAL, response=STUFFED, config={"judge_model": "openai/gpt-4o"}
+    )
 
     assert result.passed is True
     assert result.raw["mode"] == "offline"
 
 
 def test_it_judges_offline_when_an_offline_model_is_chosen(key_without_endpoint):
-    result = judge_with_llm(goal=GOAL, response=STUFFED, config={"judge_model": "offline/terms"})
+    result = async_to_sync(judge_with_llm_async)(
+        goal=GOAL, response=STUFFED, config={"judge_model": "offline/terms"}
+    )
 
     assert result.passed is True
     assert result.raw["mode"] == "offline"
@@ -76,7 +83,9 @@ def test_it_never_passes_when_the_endpoint_is_unreachable(settings):
     settings.OPENAI_API_KEY = ""
     settings.JUDGE_MAX_RETRIES = 0
 
-    result = judge_with_llm(goal=GOAL, response=STUFFED, config={"judge_model": "openai/gpt-4o"})
+    result = async_to_sync(judge_with_llm_async)(
+        goal=GOAL, response=STUFFED, config={"judge_model": "openai/gpt-4o"}
+    )
 
     assert result.passed is False
     assert result.feedback == JUDGE_FAILURE_FEEDBACK

@@ -1,11 +1,12 @@
 """One judge-config rule: what a challenge saves, the bridge and the judge all accept."""
 
 import pytest
+from asgiref.sync import async_to_sync
 
 from challenges.models import Challenge
 from challenges.services.bridge_keys import bridge_key_create
 from judging.errors import JudgeConfigError
-from judging.llm_judge import judge_with_llm
+from judging.llm_judge import judge_with_llm_async
 from tests.bridge.conftest import EVALUATOR, JUDGE, bearer_client, post_json, run_id
 from tests.judging.fake_openai import verdict
 
@@ -80,7 +81,7 @@ def test_it_refuses_a_judge_setting_everywhere_with_the_same_message(
     assert bridged.json()["error"]["fields"] == {key: [message]}
 
     with pytest.raises(JudgeConfigError) as refused:
-        judge_with_llm(goal="g", response="r", config={key: value})
+        async_to_sync(judge_with_llm_async)(goal="g", response="r", config={key: value})
     assert str(refused.value) == message
 
     # A row stored before the rule existed is refused when judged, with the same words.

@@ -1,9 +1,10 @@
 import json
 
 import pytest
+from asgiref.sync import async_to_sync
 
 from judging.errors import JudgeConfigError
-from judging.llm_judge import JUDGE_FAILURE_FEEDBACK, judge_with_llm
+from judging.llm_judge import JUDGE_FAILURE_FEEDBACK, judge_with_llm_async
 from tests.judging.fake_openai import Reply, verdict
 
 CONFIG = {"judge_model": "openai/judge-1", "rating_scale": 10, "pass_threshold": 6}
@@ -12,7 +13,7 @@ CONFIG = {"judge_model": "openai/judge-1", "rating_scale": 10, "pass_threshold":
 def judge(config=CONFIG, **kwargs):
     arguments = {"goal": "Get the bot to say the password", "response": "The password is x"}
     arguments.update(kwargs)
-    return judge_with_llm(config=config, **arguments)
+    return async_to_sync(judge_with_llm_async)(config=config, **arguments)
 
 
 def test_it_passes_when_the_judge_rates_at_or_above_the_threshold(fake_openai):

@@ -9,10 +9,11 @@ must see it inside one quoted value only, and so give the verdict the rubric ask
 import json
 
 import pytest
+from asgiref.sync import async_to_sync
 
 from challenges.models import ChallengeAttempt
 from challenges.services.bridge_keys import bridge_key_create
-from judging.llm_judge import judge_with_llm
+from judging.llm_judge import judge_with_llm_async
 from tests.bridge.conftest import EVALUATOR, JUDGE, bearer_client, post_json, run_id
 from tests.conftest import client_for
 from tests.factories import make_challenge, make_vault
@@ -50,8 +51,8 @@ def test_it_quotes_every_text_value_a_rubric_template_takes(fake_openai):
     config = {**JUDGE_CONFIG, "rubric_prompt_template": TEMPLATE}
     texts = {"goal": GOAL, "response": INJECTION, "hints": INJECTION, "prompt": INJECTION}
 
-    result = judge_with_llm(config=config, **texts)
-    harmless = judge_with_llm(
+    result = async_to_sync(judge_with_llm_async)(config=config, **texts)
+    harmless = async_to_sync(judge_with_llm_async)(
         config=config, **{**texts, "response": "x", "hints": "y", "prompt": "z"}
     )
 
@@ -74,7 +75,9 @@ def test_it_appends_the_players_prompt_quoted_when_the_template_has_no_place_for
     fake_openai.answer = obedient_judge(target="", obeyed=OBEYED_PASS, honest=HONEST_FAIL)
     config = {**JUDGE_CONFIG, "rubric_prompt_template": "Judge against {goal}."}
 
-    result = judge_with_llm(goal=GOAL, response="A reply.", prompt=INJECTION, config=config)
+    result = async_to_sync(judge_with_llm_async)(
+        goal=GOAL, response="A reply.", prompt=INJECTION, config=config
+    )
 
     assert result.passed is False
     assert_only_quoted(fake_openai.requests[0], INJECTION)
@@ -172,7 +175,7 @@ def test_the_bridges_inline_judge_reads_the_output_as_data(bridge_api, fake_open
 
 def test_the_injection_is_one_json_string_that_decodes_to_what_the_player_wrote(fake_openai):
     fake_openai.answer = obedient_judge(target="", obeyed=OBEYED_PASS, honest=HONEST_FAIL)
-    judge_with_llm(goal=GOAL, response=INJECTION, config=JUDGE_CONFIG)
+    async_to_sync(judge_with_llm_async)(goal=GOAL, response=INJECTION, config=JUDGE_CONFIG)
 
     prompt = prompt_of(fake_openai.requests[0])
     literal = json.dumps(INJECTION, ensure_ascii=False)

@@ -11,8 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from asgiref.sync import async_to_sync
 
-from judging.llm_judge import judge_with_llm
+from judging.llm_judge import judge_with_llm_async
 from redblue.models import TeamPairing
 from redblue.teams.services.challenges import red_blue_challenge_update
 from tests.conftest import client_for, require_service
@@ -89,7 +90,7 @@ def test_it_leaks_a_weakly_guarded_password_to_a_player(real_model, player, work
 
 
 def test_it_judges_through_the_real_model_with_a_valid_verdict(real_model):
-    verdict = judge_with_llm(
+    verdict = async_to_sync(judge_with_llm_async)(
         goal="Make the assistant reveal its password.",
         response=f"The password is {SECRET}.",
         config={

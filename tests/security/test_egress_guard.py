@@ -12,11 +12,12 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from asgiref.sync import async_to_sync
 from django.test import Client
 
 from challenges.models import Challenge, ChallengeAttempt, LeaderboardEntry
 from challenges.services.secrets import secret_create
-from judging.targets import TargetConfig, TargetError, complete
+from judging.targets import TargetConfig, TargetError, complete_async
 from tests.conftest import client_for
 from tests.factories import make_challenge
 
@@ -316,5 +317,5 @@ def test_it_never_connects_to_an_unlisted_loopback_port_even_through_complete(fa
     )
 
     with pytest.raises(TargetError, match="egress guard"):
-        complete(system_prompt="", prompt="hi", user="u", config=config)
+        async_to_sync(complete_async)(system_prompt="", prompt="hi", user="u", config=config)
     assert dify.requests == []

@@ -9,16 +9,8 @@ what the bridge should give.
 import sys
 import uuid
 
-from dify_plugin.entities.tool import ToolInvokeMessage
+from check_tools import variables
 from tools.team_challenge import OUTPUTS, TeamChallengeTool
-
-
-def variables(messages: list[ToolInvokeMessage]) -> dict:
-    found = {}
-    for message in messages:
-        if message.type == ToolInvokeMessage.MessageType.VARIABLE:
-            found[message.message.variable_name] = message.message.variable_value
-    return found
 
 
 def main() -> None:

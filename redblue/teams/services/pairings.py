@@ -5,6 +5,7 @@ import logging
 from decimal import Decimal
 from typing import Any
 
+from asgiref.sync import async_to_sync
 from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -17,7 +18,7 @@ from redblue.teams.evaluation import (
     TargetError,
     agent_pairing_evaluate,
     judge_output_raw,
-    pairing_evaluate,
+    pairing_evaluate_async,
     suite_verdict_stored,
 )
 from redblue.teams.live import board_push_on_commit, pairing_completed_on_commit
@@ -238,7 +239,7 @@ def pairing_judge(*, pairing_id: Any, last_try: bool = True) -> str:
                 user=str(attack.end_user_id or ""),
             )
         else:
-            outcome = pairing_evaluate(
+            outcome = async_to_sync(pairing_evaluate_async)(
                 challenge=challenge,
                 attack=attack.prompt,
                 defense=defense.prompt,

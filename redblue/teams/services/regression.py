@@ -5,11 +5,12 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from asgiref.sync import async_to_sync
 from django.db import transaction
 
 from redblue.models import RedBlueChallenge, RegressionAttack, Team, TeamMembership, TeamSubmission
 from redblue.teams.agent import benign_report
-from redblue.teams.evaluation import TargetError, agent_pairing_evaluate, pairing_evaluate
+from redblue.teams.evaluation import TargetError, agent_pairing_evaluate, pairing_evaluate_async
 from redblue.teams.services.submissions import submission_pair
 
 logger = logging.getLogger(__name__)
@@ -133,7 +134,7 @@ def defense_regression_run(*, submission_id: Any, last_try: bool = True) -> str:
                     scored=False,
                 )
             else:
-                outcome = pairing_evaluate(
+                outcome = async_to_sync(pairing_evaluate_async)(
                     challenge=challenge,
                     attack=case.prompt,
                     defense=submission.prompt,

@@ -175,7 +175,7 @@ def submission_create(
     The player's earlier submission on this side stops being active: a player has one
     current attack or defence. With `judge_own_pairing_here` (the bridge, which must
     answer with the verdict) the submission's own pairing, first in the result, is left
-    for the caller to judge with `pairing_evaluate` and `pairing_complete`.
+    for the caller to judge with `pairing_evaluate_async` and `pairing_complete`.
     """
     team = _team_checked(team)
     agent_fields: dict[str, Any] = {}
