@@ -44,7 +44,7 @@ from core.aio_clients import (
 from core.errors import ApplicationError, error_body
 from core.fastlane import Lane, LaneRequest, lane_read_body, lane_respond_json
 from core.outages import postgres_unreachable
-from core.threads import run_orm_apart
+from core.threads import run_orm_pooled
 from notifications.live import group_send_async
 from redblue.arena import api, moves, selectors, services
 from redblue.arena.registry import arena_types
@@ -576,7 +576,7 @@ async def message_lane(request: LaneRequest, send) -> bool:
             await _changed(_SESSION_READ, session_id, move, known=session_id)
         except _ByService:
             try:
-                await run_orm_apart(
+                await run_orm_pooled(
                     services.arena_message_send,
                     session_id=session_id,
                     sender=senders[-1],
