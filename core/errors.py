@@ -1,4 +1,3 @@
-from collections.abc import Collection
 from typing import Any
 
 
@@ -38,16 +37,3 @@ def fields_invalid(fields: dict[str, Any]) -> ApplicationError:
     return ApplicationError(
         "Some fields are invalid: " + ", ".join(sorted(fields)) + ".", fields=fields
     )
-
-
-def changes_set(instance: Any, changes: dict[str, Any], *, allowed: Collection[str]) -> None:
-    """Set an update's `changes` on `instance`, unsaved; a field outside `allowed` refuses
-    the whole update, each unknown field named."""
-    unknown = sorted(set(changes) - set(allowed))
-    if unknown:
-        raise ApplicationError(
-            "Unknown fields: " + ", ".join(unknown) + ".",
-            fields={name: ["Unknown field."] for name in unknown},
-        )
-    for name, value in changes.items():
-        setattr(instance, name, value)

@@ -16,8 +16,13 @@ from typing import Any
 
 import openai
 
-from judging.clients import async_openai_client
-from judging.targets import OPENAI_PARAMS, TargetConfig, TargetError, rough_token_count
+from judging.targets import (
+    OPENAI_PARAMS,
+    TargetConfig,
+    TargetError,
+    rough_token_count,
+    target_client,
+)
 
 
 @dataclass(frozen=True)
@@ -65,12 +70,7 @@ async def _openai_agent(
     if not config.model:
         raise TargetError("The challenge names no target model.")
     params = {key: config.options[key] for key in OPENAI_PARAMS if key in config.options}
-    client = async_openai_client(
-        base_url=config.base_url,
-        api_key=config.api_key,
-        timeout=config.timeout_seconds,
-        max_retries=config.max_retries,
-    )
+    client = target_client(config)
     started = time.monotonic()
     try:
         completion = await client.chat.completions.create(

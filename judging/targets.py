@@ -171,12 +171,7 @@ async def _openai(
     request = _openai_request(
         system_prompt=system_prompt, prompt=prompt, user=user, config=config, history=history
     )
-    client = async_openai_client(
-        base_url=config.base_url,
-        api_key=config.api_key,
-        timeout=config.timeout_seconds,
-        max_retries=config.max_retries,
-    )
+    client = target_client(config)
     started = time.monotonic()
     try:
         completion = await client.chat.completions.create(**request)
@@ -191,12 +186,7 @@ async def _openai_stream(
     request = _openai_request(
         system_prompt=system_prompt, prompt=prompt, user=user, config=config, history=history
     )
-    client = async_openai_client(
-        base_url=config.base_url,
-        api_key=config.api_key,
-        timeout=config.timeout_seconds,
-        max_retries=config.max_retries,
-    )
+    client = target_client(config)
     started = time.monotonic()
     parts: list[str] = []
     tokens = None
@@ -219,6 +209,16 @@ async def _openai_stream(
     except openai.OpenAIError as exc:
         raise TargetError(f"OpenAI-compatible endpoint failed: {type(exc).__name__}") from exc
     yield TargetReply(text="".join(parts), tokens_total=tokens, elapsed_ms=_elapsed_ms(started))
+
+
+def target_client(config: TargetConfig) -> openai.AsyncOpenAI:
+    """The running loop's pooled client for an OpenAI-compatible target (judging/clients.py)."""
+    return async_openai_client(
+        base_url=config.base_url,
+        api_key=config.api_key,
+        timeout=config.timeout_seconds,
+        max_retries=config.max_retries,
+    )
 
 
 def _openai_request(

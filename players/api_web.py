@@ -48,13 +48,7 @@ def player_data(account: AbstractBaseUser) -> dict:
         {
             "id": account.pk,
             "email": account.email,
-            "display_name": profile.display_name,
-            "avatar_url": profile.avatar_url,
-            "notify_on_first_blood": profile.notify_on_first_blood,
-            "notify_on_record_beaten": profile.notify_on_record_beaten,
-            "notify_on_waves": profile.notify_on_waves,
-            "interface_language": profile.interface_language,
-            "share_attempts": profile.share_attempts,
+            **profile.editable_values(),
         }
     ).data
 

@@ -329,5 +329,19 @@ class PlayerProfile(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    # What the player edits (profile page, web API), in the order both show it.
+    EDITABLE_FIELDS = (
+        "display_name",
+        "avatar_url",
+        "notify_on_first_blood",
+        "notify_on_record_beaten",
+        "notify_on_waves",
+        "interface_language",
+        "share_attempts",
+    )
+
     def __str__(self) -> str:
         return self.display_name or str(self.account)
+
+    def editable_values(self) -> dict:
+        return {name: getattr(self, name) for name in self.EDITABLE_FIELDS}

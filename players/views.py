@@ -23,6 +23,7 @@ from players.services import end_user_for_account, profile_update, token_create,
 @require_http_methods(["GET", "POST"])
 def profile(request: HttpRequest) -> HttpResponse:
     current = profile_for_account(account=request.user)
+    form = None  # a GET: the form shows the profile as it is (`_profile_page`)
     if request.method == "POST":
         form = ProfileForm(request.POST)
         if form.is_valid():
@@ -35,18 +36,6 @@ def profile(request: HttpRequest) -> HttpResponse:
             else:
                 messages.success(request, "Your profile is saved.")
                 return redirect("profile")
-    else:
-        form = ProfileForm(
-            initial={
-                "display_name": current.display_name,
-                "avatar_url": current.avatar_url,
-                "notify_on_first_blood": current.notify_on_first_blood,
-                "notify_on_record_beaten": current.notify_on_record_beaten,
-                "notify_on_waves": current.notify_on_waves,
-                "interface_language": current.interface_language,
-                "share_attempts": current.share_attempts,
-            }
-        )
     return _profile_page(request, form=form, profile=current)
 
 
@@ -61,17 +50,7 @@ def _profile_page(
 ):
     profile = profile or profile_for_account(account=request.user)
     if form is None:
-        form = ProfileForm(
-            initial={
-                "display_name": profile.display_name,
-                "avatar_url": profile.avatar_url,
-                "notify_on_first_blood": profile.notify_on_first_blood,
-                "notify_on_record_beaten": profile.notify_on_record_beaten,
-                "notify_on_waves": profile.notify_on_waves,
-                "interface_language": profile.interface_language,
-                "share_attempts": profile.share_attempts,
-            }
-        )
+        form = ProfileForm(initial=profile.editable_values())
     return render(
         request,
         "players/profile.html",

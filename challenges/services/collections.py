@@ -1,31 +1,35 @@
 """Collections of challenges: creating, changing and filling them."""
 
 import uuid
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 
 from challenges.models import Challenge, ChallengeCollection, CollectionItem
-from core.errors import ApplicationError, changes_set, fields_invalid
+from core.errors import ApplicationError
+from core.services import model_update
 from core.slugs import unique_slug
 from core.theme import theme_errors
 from players.models import Workspace
 
-COLLECTION_FIELDS = (
-    "app_id",
-    "name",
-    "slug",
-    "description",
-    "instructions_md",
-    "theme",
-    "is_public",
-    "in_order",
-    "scoring_strategy",
-    "scoring_plugin_id",
-    "scoring_entrypoint",
-    "scoring_config",
-)
+
+class CollectionFields(TypedDict, total=False):
+    app_id: str
+    name: str
+    slug: str
+    description: str
+    instructions_md: str
+    theme: dict[str, Any]
+    is_public: bool
+    in_order: bool
+    scoring_strategy: str
+    scoring_plugin_id: str
+    scoring_entrypoint: str
+    scoring_config: dict[str, Any]
+
+
+COLLECTION_FIELDS = tuple(CollectionFields.__annotations__)
 MAX_CHALLENGES_PER_COLLECTION = 200
 # Plugin-scored collections would need a scorer run per player on every board read; until
 # their scores are kept per player, `custom` is refused here rather than failing on read.
@@ -55,15 +59,13 @@ def collection_errors(data: dict[str, Any]) -> dict[str, list[str]]:
     return errors
 
 
-def _validated(collection: ChallengeCollection, changes: dict[str, Any]) -> None:
-    changes_set(collection, changes, allowed=COLLECTION_FIELDS)
+def _collection_errors_of(collection: ChallengeCollection) -> dict[str, list[str]]:
     errors = collection_errors({name: getattr(collection, name) for name in COLLECTION_FIELDS})
     if collection.slug:
         clash = ChallengeCollection.objects.filter(slug=collection.slug).exclude(id=collection.id)
         if clash.exists():
             errors.setdefault("slug", []).append("This slug is taken.")
-    if errors:
-        raise fields_invalid(errors)
+    return errors
 
 
 def _save(collection: ChallengeCollection) -> None:
@@ -78,10 +80,12 @@ def _save(collection: ChallengeCollection) -> None:
 
 
 def collection_create(
-    *, workspace: Workspace, user: AbstractBaseUser | None, **fields: Any
+    *, workspace: Workspace, user: AbstractBaseUser | None, **fields: Unpack[CollectionFields]
 ) -> ChallengeCollection:
     collection = ChallengeCollection(workspace=workspace, created_by=user)
-    _validated(collection, fields)
+    model_update(
+        instance=collection, data=fields, fields=COLLECTION_FIELDS, errors=_collection_errors_of
+    )
     if not collection.slug:
         collection.slug = unique_slug(
             model=ChallengeCollection, text=collection.name, fallback="collection"
@@ -90,8 +94,12 @@ def collection_create(
     return collection
 
 
-def collection_update(*, collection: ChallengeCollection, **fields: Any) -> ChallengeCollection:
-    _validated(collection, fields)
+def collection_update(
+    *, collection: ChallengeCollection, **fields: Unpack[CollectionFields]
+) -> ChallengeCollection:
+    model_update(
+        instance=collection, data=fields, fields=COLLECTION_FIELDS, errors=_collection_errors_of
+    )
     if not collection.slug:
         collection.slug = unique_slug(
             model=ChallengeCollection,

@@ -6,7 +6,7 @@ clicks at once), and the scoreboard subtracts the sum of a player's unlocks.
 """
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -16,10 +16,18 @@ from challenges.models import Challenge, Hint, HintUnlock, LeaderboardEntry
 from challenges.play import challenge_closed_reason
 from challenges.scoring import POINTS_PER_SOLVE
 from challenges.selectors.levels import level_locked_reason
-from core.errors import ApplicationError, changes_set, fields_invalid
+from core.errors import ApplicationError
+from core.services import model_update
 from players.services import end_user_for_account
 
-HINT_FIELDS = ("order", "body_md", "cost")
+
+class HintFields(TypedDict, total=False):
+    order: int
+    body_md: str
+    cost: int
+
+
+HINT_FIELDS = tuple(HintFields.__annotations__)
 MAX_HINTS_PER_CHALLENGE = 20
 HINT_BODY_MAX_CHARS = 20000
 HINT_ORDER_MAX = 10000
@@ -45,14 +53,11 @@ def hint_errors(data: dict[str, Any]) -> dict[str, list[str]]:
     return errors
 
 
-def _validated(hint: Hint, changes: dict[str, Any]) -> None:
-    changes_set(hint, changes, allowed=HINT_FIELDS)
-    errors = hint_errors({name: getattr(hint, name) for name in HINT_FIELDS})
-    if errors:
-        raise fields_invalid(errors)
+def _hint_errors_of(hint: Hint) -> dict[str, list[str]]:
+    return hint_errors({name: getattr(hint, name) for name in HINT_FIELDS})
 
 
-def hint_create(*, challenge: Challenge, **fields: Any) -> Hint:
+def hint_create(*, challenge: Challenge, **fields: Unpack[HintFields]) -> Hint:
     with transaction.atomic():
         # Concurrent creations queue on the challenge row, so the limit holds.
         Challenge.objects.select_for_update(no_key=True).filter(pk=challenge.pk).first()
@@ -64,14 +69,14 @@ def hint_create(*, challenge: Challenge, **fields: Any) -> Hint:
             last = Hint.objects.filter(challenge=challenge).order_by("-order").first()
             fields["order"] = min(last.order + 1, HINT_ORDER_MAX) if last else 1
         hint = Hint(challenge=challenge)
-        _validated(hint, fields)
+        model_update(instance=hint, data=fields, fields=HINT_FIELDS, errors=_hint_errors_of)
         hint.save()
     return hint
 
 
-def hint_update(*, hint: Hint, **fields: Any) -> Hint:
+def hint_update(*, hint: Hint, **fields: Unpack[HintFields]) -> Hint:
     """A price change applies to later unlocks; those made keep the cost they were made at."""
-    _validated(hint, fields)
+    model_update(instance=hint, data=fields, fields=HINT_FIELDS, errors=_hint_errors_of)
     hint.save()
     return hint
 

@@ -6,6 +6,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from asgiref.sync import async_to_sync
 from django.conf import settings
 
 from core.threads import run_blocking
@@ -172,12 +173,42 @@ def agent_pairing_evaluate(
     return PairingOutcome(reply=run.reply, verdict=run.verdict, points=points, trace=run.trace)
 
 
+def pairing_run(
+    *,
+    challenge: RedBlueChallenge,
+    attack: str,
+    defense: str,
+    slots: dict[str, str] | None,
+    defences: list | None,
+    benign: dict | None,
+    user: str,
+    scored: bool = True,
+) -> PairingOutcome:
+    """A pairing of either kind, for the Celery tasks (sync: a text pairing is awaited
+    through `async_to_sync`). Raises TargetError when the model did not answer."""
+    if challenge.agent is not None:
+        return agent_pairing_evaluate(
+            challenge=challenge,
+            slots=slots or {},
+            attack=attack,
+            defense=defense,
+            defences=defences or [],
+            benign=benign,
+            user=user,
+            scored=scored,
+        )
+    return async_to_sync(pairing_evaluate_async)(
+        challenge=challenge, attack=attack, defense=defense, user=user, scored=scored
+    )
+
+
 __all__ = [
     "PairingOutcome",
     "agent_pairing_evaluate",
     "TargetError",
     "judge_output_raw",
     "pairing_evaluate_async",
+    "pairing_run",
     "suite_verdict_stored",
     "target_reply_async",
 ]

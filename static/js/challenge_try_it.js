@@ -54,6 +54,19 @@
     });
   }
 
+  // One try posted as the form would post it; the answer's JSON with whether it was a 2xx.
+  function postTry(box, body) {
+    body.append("csrfmiddlewaretoken", csrfToken());
+    return fetch(box.getAttribute("data-url"), {
+      method: "POST",
+      body: body,
+      credentials: "same-origin",
+      headers: { "X-CSRFToken": csrfToken(), Accept: "application/json" },
+    }).then(function (response) {
+      return response.json().then(function (data) { return { ok: response.ok, data: data }; });
+    });
+  }
+
   function runAgent(box, button) {
     var status = document.getElementById("try-agent-status");
     var body = new FormData();
@@ -61,17 +74,11 @@
     document.querySelectorAll(".try-slot").forEach(function (slot) {
       body.append("slot:" + slot.getAttribute("data-slot"), slot.value);
     });
-    body.append("csrfmiddlewaretoken", csrfToken());
     button.disabled = true;
     status.textContent = "The agent is working…";
-    fetch(box.getAttribute("data-url"), {
-      method: "POST",
-      body: body,
-      credentials: "same-origin",
-      headers: { "X-CSRFToken": csrfToken(), Accept: "application/json" },
-    })
-      .then(function (response) { return response.json(); })
-      .then(function (data) {
+    postTry(box, body)
+      .then(function (answer) {
+        var data = answer.data;
         if (data.error && typeof data.error === "object") {
           status.textContent = data.error.message;
           return;
@@ -97,16 +104,10 @@
       guessButton.addEventListener("click", function () {
         var body = new FormData();
         body.append("answer", document.getElementById("try-answer").value);
-        body.append("csrfmiddlewaretoken", csrfToken());
         var guessStatus = document.getElementById("try-guess-status");
-        fetch(box.getAttribute("data-url"), {
-          method: "POST",
-          body: body,
-          credentials: "same-origin",
-          headers: { "X-CSRFToken": csrfToken(), Accept: "application/json" },
-        })
-          .then(function (response) { return response.json(); })
-          .then(function (data) {
+        postTry(box, body)
+          .then(function (answer) {
+            var data = answer.data;
             if (data.error) { guessStatus.textContent = data.error.message; return; }
             guessStatus.textContent = data.guess_right
               ? "Right: this guess would solve the challenge. Nothing was recorded."
@@ -123,18 +124,9 @@
     button.addEventListener("click", function () {
       var body = new FormData();
       body.append("prompt", document.getElementById("try-prompt").value);
-      body.append("csrfmiddlewaretoken", csrfToken());
       button.disabled = true;
       status.textContent = "The model is thinking…";
-      fetch(box.getAttribute("data-url"), {
-        method: "POST",
-        body: body,
-        credentials: "same-origin",
-        headers: { "X-CSRFToken": csrfToken(), Accept: "application/json" },
-      })
-        .then(function (response) {
-          return response.json().then(function (data) { return { ok: response.ok, data: data }; });
-        })
+      postTry(box, body)
         .then(function (answer) {
           var data = answer.data;
           if (!answer.ok) {

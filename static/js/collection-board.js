@@ -4,11 +4,9 @@
 (function () {
   "use strict";
   var board = document.getElementById("collection-leaderboard");
-  if (!board || !window.WebSocket) return;
+  if (!board || !window.WebSocket || !window.liveSocket) return;
   var path = board.getAttribute("data-live");
   if (!path) return;
-  var scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
-  var delay = 1000;
 
   function apply(frame) {
     var section = document.getElementById("collection-leaderboard");
@@ -30,19 +28,5 @@
     }
   }
 
-  function connect() {
-    var socket = new WebSocket(scheme + window.location.host + path);
-    socket.onmessage = function (event) {
-      delay = 1000;
-      var frame;
-      try { frame = JSON.parse(event.data); } catch (error) { return; }
-      apply(frame);
-    };
-    socket.onclose = function (event) {
-      if (event.code === 4404) return;
-      setTimeout(connect, delay);
-      delay = Math.min(delay * 2, 30000);
-    };
-  }
-  connect();
+  window.liveSocket(path, { frame: apply });
 })();

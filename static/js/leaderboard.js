@@ -5,11 +5,9 @@
 (function () {
   "use strict";
   var board = document.getElementById("leaderboard");
-  if (!board || !window.WebSocket) return;
+  if (!board || !window.WebSocket || !window.liveSocket) return;
   var path = board.getAttribute("data-live");
   if (!path) return;
-  var scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
-  var delay = 1000;
 
   function ownRow(rows, own) {
     var items = rows.querySelectorAll("[data-end-user]");
@@ -63,24 +61,13 @@
     }
   }
 
-  function connect() {
-    var socket = new WebSocket(scheme + window.location.host + path);
-    var version = -1;
-    socket.onmessage = function (event) {
-      delay = 1000;
-      var frame;
-      try { frame = JSON.parse(event.data); } catch (error) { return; }
+  window.liveSocket(path, {
+    frame: function (frame, connection) {
       if (typeof frame.version === "number") {
-        if (frame.version < version) return;
-        version = frame.version;
+        if (frame.version < (connection.version === undefined ? -1 : connection.version)) return;
+        connection.version = frame.version;
       }
       apply(frame);
-    };
-    socket.onclose = function (event) {
-      if (event.code === 4404) return;
-      setTimeout(connect, delay);
-      delay = Math.min(delay * 2, 30000);
-    };
-  }
-  connect();
+    }
+  });
 })();

@@ -232,16 +232,10 @@
     });
   }
 
-  if (!window.WebSocket) { startPolling(); return; }
-  var scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
-  var delay = 1000;
-  function connect() {
-    var socket;
-    try { socket = new WebSocket(scheme + window.location.host + root.getAttribute("data-live")); }
-    catch (error) { startPolling(); return; }
-    socket.onmessage = function (event) {
-      delay = 1000;
-      var frame = JSON.parse(event.data);
+  if (!window.WebSocket || !window.liveSocket) { startPolling(); return; }
+  window.liveSocket(root.getAttribute("data-live"), {
+    lost: startPolling,
+    frame: function (frame) {
       if (frame.type === "standings") {
         renderStandings(frame.standings);
         var mine = (frame.pairings || []).filter(upsertPairing);
@@ -256,13 +250,6 @@
         var note = document.getElementById("opponent-requested");
         if (note) { note.hidden = false; text(note, "A submission waits for the " + frame.team + " team."); }
       }
-    };
-    socket.onclose = function (event) {
-      if (event.code === 4404) return;
-      startPolling();
-      setTimeout(connect, delay);
-      delay = Math.min(delay * 2, 30000);
-    };
-  }
-  connect();
+    }
+  });
 })();

@@ -5,9 +5,8 @@
   "use strict";
   var MAX_SOCKETS = 25;
   var board = document.getElementById("scoreboard");
-  if (!board || !window.WebSocket) return;
+  if (!board || !window.WebSocket || !window.liveSocket) return;
   var paths = (board.getAttribute("data-live") || "").split(" ").filter(Boolean).slice(0, MAX_SOCKETS);
-  var scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
   var pending = null;
 
   function refreshSoon() {
@@ -19,18 +18,13 @@
     }, 300);
   }
 
-  function connect(path, delay) {
-    var socket = new WebSocket(scheme + window.location.host + path);
-    var first = true;
-    socket.onmessage = function () {
-      delay = 1000;
-      if (first) { first = false; return; }  // the page already shows these standings
-      refreshSoon();
-    };
-    socket.onclose = function (event) {
-      if (event.code === 4404) return;
-      setTimeout(function () { connect(path, Math.min(delay * 2, 30000)); }, delay);
-    };
-  }
-  paths.forEach(function (path) { connect(path, 1000); });
+  paths.forEach(function (path) {
+    window.liveSocket(path, {
+      frame: function (frame, connection) {
+        // A socket's first frame: the page already shows these standings.
+        if (!connection.seen) { connection.seen = true; return; }
+        refreshSoon();
+      }
+    });
+  });
 })();

@@ -1,10 +1,11 @@
 """Writes for a red/blue team challenge itself: its settings, checked in one place."""
 
-from typing import Any
+from decimal import Decimal
+from typing import Any, TypedDict, Unpack
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from core.errors import ApplicationError
+from core.services import model_update
 from core.theme import theme_errors
 from judging.category_judge import suite_errors
 from judging.judge_config import judge_config_errors
@@ -18,34 +19,38 @@ BANNED_TERMS_MAX = 100
 BANNED_TERM_MAX_CHARS = 100
 
 
-RED_BLUE_FIELDS = (
-    "app_id",
-    "workflow_id",
-    "name",
-    "description",
-    "judge_suite",
-    "defense_selection_policy",
-    "attack_selection_policy",
-    "scoring_strategy",
-    "scoring_plugin_id",
-    "scoring_entrypoint",
-    "scoring_config",
-    "theme",
-    "instructions_md",
-    "is_active",
-    "target",
-    "target_model",
-    "judge_config",
-    "judge_panel",
-    "time_penalty_per_second",
-    "token_penalty_per_1k",
-    "pair_cooldown_seconds",
-    "banned_terms",
-    "sample_defense",
-    "max_submissions_per_hour",
-    "transcripts_published",
-    "agent",
-)
+class RedBlueChallengeFields(TypedDict, total=False):
+    """What a create or an update may set (SPEC §4); `red_blue_challenge_errors` checks it."""
+
+    app_id: str
+    workflow_id: str
+    name: str
+    description: str
+    judge_suite: list[Any]
+    defense_selection_policy: str
+    attack_selection_policy: str
+    scoring_strategy: str
+    scoring_plugin_id: str
+    scoring_entrypoint: str
+    scoring_config: dict[str, Any]
+    theme: dict[str, Any]
+    instructions_md: str
+    is_active: bool
+    target: str
+    target_model: str
+    judge_config: dict[str, Any]
+    judge_panel: dict[str, Any] | None
+    time_penalty_per_second: Decimal
+    token_penalty_per_1k: Decimal
+    pair_cooldown_seconds: int
+    banned_terms: list[str]
+    sample_defense: str
+    max_submissions_per_hour: int
+    transcripts_published: bool
+    agent: dict[str, Any] | None
+
+
+RED_BLUE_FIELDS = tuple(RedBlueChallengeFields.__annotations__)
 
 
 def red_blue_challenge_errors(challenge: RedBlueChallenge) -> dict[str, list[str]]:
@@ -114,41 +119,28 @@ def red_blue_challenge_errors(challenge: RedBlueChallenge) -> dict[str, list[str
     return errors
 
 
-def _validated(challenge: RedBlueChallenge) -> None:
-    errors = red_blue_challenge_errors(challenge)
-    if errors:
-        raise ApplicationError(
-            "Some fields are invalid: " + ", ".join(sorted(errors)) + ".", fields=errors
-        )
-    challenge.agent = scenario_cleaned(challenge.agent)
-
-
-def _apply(challenge: RedBlueChallenge, changes: dict[str, Any]) -> None:
-    unknown = set(changes) - set(RED_BLUE_FIELDS)
-    if unknown:
-        raise ApplicationError(
-            "Unknown fields: " + ", ".join(sorted(unknown)) + ".",
-            fields={name: ["Unknown field."] for name in unknown},
-        )
-    for name, value in changes.items():
-        setattr(challenge, name, value)
-
-
 def red_blue_challenge_create(
-    *, workspace: Workspace, user: AbstractBaseUser | None, **fields: Any
+    *, workspace: Workspace, user: AbstractBaseUser | None, **fields: Unpack[RedBlueChallengeFields]
 ) -> RedBlueChallenge:
     challenge = RedBlueChallenge(workspace=workspace, created_by=user, updated_by=user)
-    _apply(challenge, fields)
-    _validated(challenge)
+    model_update(
+        instance=challenge, data=fields, fields=RED_BLUE_FIELDS, errors=red_blue_challenge_errors
+    )
+    challenge.agent = scenario_cleaned(challenge.agent)
     challenge.save()
     return challenge
 
 
 def red_blue_challenge_update(
-    *, challenge: RedBlueChallenge, user: AbstractBaseUser | None, **changes: Any
+    *,
+    challenge: RedBlueChallenge,
+    user: AbstractBaseUser | None,
+    **changes: Unpack[RedBlueChallengeFields],
 ) -> RedBlueChallenge:
-    _apply(challenge, changes)
-    _validated(challenge)
+    model_update(
+        instance=challenge, data=changes, fields=RED_BLUE_FIELDS, errors=red_blue_challenge_errors
+    )
+    challenge.agent = scenario_cleaned(challenge.agent)
     challenge.updated_by = user
     challenge.save()
     return challenge

@@ -5,7 +5,6 @@ import logging
 from decimal import Decimal
 from typing import Any
 
-from asgiref.sync import async_to_sync
 from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -16,9 +15,8 @@ from redblue.models import RegressionAttack, Team, TeamPairing, TeamStanding, Te
 from redblue.teams.evaluation import (
     PairingOutcome,
     TargetError,
-    agent_pairing_evaluate,
     judge_output_raw,
-    pairing_evaluate_async,
+    pairing_run,
     suite_verdict_stored,
 )
 from redblue.teams.live import board_push_on_commit, pairing_completed_on_commit
@@ -228,23 +226,15 @@ def pairing_judge(*, pairing_id: Any, last_try: bool = True) -> str:
     challenge = pairing.red_blue_challenge
     attack, defense = pairing.attack_submission, pairing.defense_submission
     try:
-        if challenge.agent is not None:
-            outcome = agent_pairing_evaluate(
-                challenge=challenge,
-                slots=attack.slots or {},
-                attack=attack.prompt,
-                defense=defense.prompt,
-                defences=defense.defences or [],
-                benign=defense.benign_report,
-                user=str(attack.end_user_id or ""),
-            )
-        else:
-            outcome = async_to_sync(pairing_evaluate_async)(
-                challenge=challenge,
-                attack=attack.prompt,
-                defense=defense.prompt,
-                user=str(attack.end_user_id or ""),
-            )
+        outcome = pairing_run(
+            challenge=challenge,
+            attack=attack.prompt,
+            defense=defense.prompt,
+            slots=attack.slots,
+            defences=defense.defences,
+            benign=defense.benign_report,
+            user=str(attack.end_user_id or ""),
+        )
     except TargetError as exc:
         logger.warning("Red/blue target failed for pairing %s: %s", pairing.pk, exc)
         if not last_try:

@@ -5,12 +5,11 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from asgiref.sync import async_to_sync
 from django.db import transaction
 
 from redblue.models import RedBlueChallenge, RegressionAttack, Team, TeamMembership, TeamSubmission
 from redblue.teams.agent import benign_report
-from redblue.teams.evaluation import TargetError, agent_pairing_evaluate, pairing_evaluate_async
+from redblue.teams.evaluation import TargetError, pairing_run
 from redblue.teams.services.submissions import submission_pair
 
 logger = logging.getLogger(__name__)
@@ -122,25 +121,16 @@ def defense_regression_run(*, submission_id: Any, last_try: bool = True) -> str:
                 user=str(submission.end_user_id or ""),
             )
         for case in cases:
-            if challenge.agent is not None:
-                outcome = agent_pairing_evaluate(
-                    challenge=challenge,
-                    slots=case.slots or {},
-                    attack=case.prompt,
-                    defense=submission.prompt,
-                    defences=submission.defences or [],
-                    benign=None,
-                    user=str(case.end_user_id or ""),
-                    scored=False,
-                )
-            else:
-                outcome = async_to_sync(pairing_evaluate_async)(
-                    challenge=challenge,
-                    attack=case.prompt,
-                    defense=submission.prompt,
-                    user=str(case.end_user_id or ""),
-                    scored=False,
-                )
+            outcome = pairing_run(
+                challenge=challenge,
+                attack=case.prompt,
+                defense=submission.prompt,
+                slots=case.slots,
+                defences=submission.defences,
+                benign=None,
+                user=str(case.end_user_id or ""),
+                scored=False,
+            )
             if outcome.verdict.breached:
                 failure = {
                     "attack_submission_id": str(case.attack_submission_id),

@@ -207,25 +207,30 @@ def submission_create(
         # cooldown's pairings, the active submission). The membership row exists before
         # the player's first submission, so it serialises that one too.
         list(TeamMembership.objects.select_for_update().filter(pk=membership.pk))
-        if team == Team.BLUE and (
+        # A defence counts only once no break of the set still breaks it (and, on an agent
+        # scenario, once its benign tasks have run): until then the player's current
+        # defence stays theirs, and nobody is paired with this one.
+        checking = team == Team.BLUE and (
             challenge.agent is not None or regression_set_exists(challenge=challenge)
-        ):
-            # It counts only once no break of the set still breaks it (and, on an agent
-            # scenario, once its benign tasks have run): until then the player's current
-            # defence stays theirs, and nobody is paired with this one.
-            submission = TeamSubmission.objects.create(
-                red_blue_challenge=challenge,
-                workspace_id=challenge.workspace_id,
-                account_id=end_user.account_id,
-                end_user=end_user,
-                team=team,
-                prompt=prompt,
-                source=source,
-                workflow_run_id=workflow_run_id,
-                active=False,
-                status=TeamSubmission.Status.CHECKING,
-                **agent_fields,
-            )
+        )
+        held = {"active": False, "status": TeamSubmission.Status.CHECKING} if checking else {}
+        if not checking:
+            TeamSubmission.objects.filter(
+                red_blue_challenge=challenge, end_user=end_user, team=team, active=True
+            ).update(active=False)
+        submission = TeamSubmission.objects.create(
+            red_blue_challenge=challenge,
+            workspace_id=challenge.workspace_id,
+            account_id=end_user.account_id,
+            end_user=end_user,
+            team=team,
+            prompt=prompt,
+            source=source,
+            workflow_run_id=workflow_run_id,
+            **held,
+            **agent_fields,
+        )
+        if checking:
             task = current_app.signature(REGRESSION_TASK, args=(str(submission.id),))
             transaction.on_commit(task.delay)
             return SubmitResult(
@@ -236,20 +241,6 @@ def submission_create(
                 fell_back=False,
                 checking=True,
             )
-        TeamSubmission.objects.filter(
-            red_blue_challenge=challenge, end_user=end_user, team=team, active=True
-        ).update(active=False)
-        submission = TeamSubmission.objects.create(
-            red_blue_challenge=challenge,
-            workspace_id=challenge.workspace_id,
-            account_id=end_user.account_id,
-            end_user=end_user,
-            team=team,
-            prompt=prompt,
-            source=source,
-            workflow_run_id=workflow_run_id,
-            **agent_fields,
-        )
         return submission_pair(
             challenge=challenge,
             submission=submission,
