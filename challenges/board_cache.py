@@ -1,4 +1,5 @@
-"""Each visible challenge's default board kept in Redis, so a read is one GET.
+"""Each visible challenge's default board kept in Redis, so a read is one Redis read
+(reads under way at once in a process share one MGET).
 
 One key per challenge holds the web API's JSON body, its ETag, the board table's HTML and
 the live frame, all drawn from one read of the rows (challenges/board_render.py). The
@@ -154,7 +155,7 @@ def _decode(raw: bytes) -> CachedBoard | None:
     )
 
 
-# --- reading: one GET, from async code, never raising for Redis ---------------------------
+# --- reading: one MGET for the reads under way, from async code, never raising for Redis ---
 
 
 async def _boards_get(keys: list[str]) -> list[bytes | None]:

@@ -1,4 +1,4 @@
-"""The raw lane for `GET /web/api/challenges/<id>/leaderboard`: a board read is one Redis GET.
+"""The raw lane for `GET /web/api/challenges/<id>/leaderboard`: a board read is one Redis read.
 
 The default board of a visible challenge is kept rendered in Redis (board_cache.py),
 replaced after each commit that changes it. Only a board anyone may see is kept there, as
