@@ -2,10 +2,11 @@
 
 `POST challenges/<type>`, `POST arena/join`, `POST arena/message`, `GET arena/sync`,
 `POST chat/send` (on a session's chat channel) and `GET chat/sync`: the well-formed call
-is answered here with what Django's view answers, in two statements — one read of the
-session (with its row version, `xmin`) and one write conditional on that version — and
-one push to the live group. The rules are not here: parsing, identity and answers are
-api.py's, the game's changes moves.py's, the reads' shapes selectors.py's. Every refusal,
+is answered here with what Django's view answers, in at most two statements — one read
+of the session with its row version (`xmin`), skipped when this worker wrote the session
+last, and one write conditional on that version — and one push to the live group. The
+rules are not here: parsing, identity and answers are api.py's, the game's changes
+moves.py's, the reads' shapes selectors.py's. Every refusal,
 every rare case and every call that changed the session between our read and our write
 (after a few tries) is handed to Django, whose path answers it under the row lock: a bad
 body, a bad key, a chat on an operator or free channel, an unknown type. A move the
@@ -14,12 +15,15 @@ operator refuses (the call is kept all the same) or that ends a game of identifi
 itself, `services.arena_message_send` on a thread, without Django's request machinery.
 
 Per process, the lane keeps each challenge type's row (its options decide a new
-session); the statement creating a session re-checks it and a mismatch drops it.
+session; the statement creating a session re-checks it and a mismatch drops it) and each
+session as it last wrote it (every write re-checks the version and the type's row, and
+answers the session as it now is when they changed).
 """
 
 import asyncio
 import json
 import logging
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -40,7 +44,7 @@ from core.aio_clients import (
 from core.errors import ApplicationError, error_body
 from core.fastlane import Lane, LaneRequest, lane_read_body, lane_respond_json
 from core.outages import postgres_unreachable
-from core.threads import run_orm_apart
+from core.threads import run_orm_pooled
 from notifications.live import group_send_async
 from redblue.arena import api, moves, selectors, services
 from redblue.arena.registry import arena_types
@@ -66,12 +70,33 @@ _INVITE = ArenaInvite._meta.db_table
 _MESSAGE = ArenaMessage._meta.db_table
 _USER = ArenaUser._meta.db_table
 
+_CACHE_SIZE = 20_000
+
+
+class _Bounded(OrderedDict):
+    """A cache that forgets its oldest entries past _CACHE_SIZE."""
+
+    def remember(self, key, value):
+        self[key] = value
+        self.move_to_end(key)
+        if len(self) > _CACHE_SIZE:
+            self.popitem(last=False)
+        return value
+
+
 # The type rows a new session is made from, by name (ArenaChallengeType, never saved).
 _types: dict[str, ArenaChallengeType] = {}
+# Sessions as this worker last wrote them (the row, with its version), by id, and the
+# session each of their invites belongs to: a change starts from the row kept, and its
+# statement writes only if that is still the row's version (else it answers the row).
+_sessions: _Bounded = _Bounded()
+_invite_sessions: _Bounded = _Bounded()
 
 
 def lane_caches_clear() -> None:
     _types.clear()
+    _sessions.clear()
+    _invite_sessions.clear()
 
 
 def arena_lanes(lane: Lane) -> None:
@@ -214,16 +239,48 @@ class _Read:
         return moves.operator_for(type_name=self.type_row.name, options=self.type_row.options)
 
 
-async def _read(query: str, key: Any) -> _Read:
+async def _read_row(query: str, key: Any) -> tuple:
     rows = await pg_fetch(query, (key,))
     if not rows:
         raise _HandOn
-    return _Read(rows[0])
+    return rows[0]
+
+
+def _remember(session: ArenaSession, *, version: str, type_row: ArenaChallengeType) -> None:
+    """The session as this worker just wrote it, in the columns `_Read` takes."""
+    _sessions.remember(
+        session.pk,
+        (
+            session.pk,
+            session.name,
+            type_row.name,
+            session.created_at,
+            session.completed_at,
+            session.status,
+            session.invites,
+            session.players,
+            session.player_identities,
+            session.scores,
+            session.attributions,
+            session.game_state,
+            session.game_category,
+            session.operator_next_index,
+            session.chat_next_index,
+            version,
+            type_row.metadata,
+            type_row.options,
+            type_row.enabled,
+        ),
+    )
+    for invite in session.invites:
+        _invite_sessions.remember(invite, session.pk)
 
 
 def _write_statement(*, claim: bool) -> str:
     """The change's one statement: the session's fields if its row is still the version
-    read, its new messages, and for a join the invite's claim and the player's profile."""
+    read (and its type's row still what was read with it), its new messages, and for a
+    join the invite's claim and the player's profile. Answers the row's new version, or
+    when the session had changed, the session as it now is (for the next try)."""
     claimable = (
         f" AND EXISTS (SELECT 1 FROM {_INVITE} WHERE code = %(invite)s AND player_index IS NULL)"  # noqa: S608
         if claim
@@ -233,13 +290,13 @@ def _write_statement(*, claim: bool) -> str:
         f""", claimed AS (
             UPDATE {_INVITE} SET player_index = %(player_index)s, user_id = %(user_id)s,
                 joined_at = %(now)s
-            WHERE code = %(invite)s AND player_index IS NULL AND EXISTS (SELECT 1 FROM s)
+            WHERE code = %(invite)s AND player_index IS NULL AND EXISTS (SELECT 1 FROM changed)
             RETURNING 1
         ), profile AS (
             INSERT INTO {_USER} (user_id, username, model, is_benchmark, account_id,
                 created_at, updated_at)
             SELECT %(user_id)s, '', '', false, NULL, %(now)s, %(now)s
-            WHERE %(user_id)s <> '' AND EXISTS (SELECT 1 FROM s)
+            WHERE %(user_id)s <> '' AND EXISTS (SELECT 1 FROM changed)
             ON CONFLICT (user_id) DO NOTHING
             RETURNING 1
         )"""  # noqa: S608
@@ -247,7 +304,7 @@ def _write_statement(*, claim: bool) -> str:
         else ""
     )
     return f"""
-        WITH s AS (
+        WITH changed AS (
             UPDATE {_SESSION} SET status = %(status)s, completed_at = %(completed_at)s,
                 players = %(players)s, player_identities = %(identities)s,
                 scores = %(scores)s, attributions = %(attributions)s,
@@ -255,16 +312,24 @@ def _write_statement(*, claim: bool) -> str:
                 operator_next_index = %(operator_next_index)s,
                 chat_next_index = %(chat_next_index)s
             WHERE id = %(id)s AND xmin::text = %(version)s{claimable}
-            RETURNING id
+                AND EXISTS (SELECT 1 FROM {_TYPE} WHERE name = %(type)s
+                    AND options = %(options)s AND metadata = %(metadata)s
+                    AND enabled = %(enabled)s)
+            RETURNING id, xmin::text AS version
         ), m AS (
             INSERT INTO {_MESSAGE} (session_id, channel, "index", sender, recipient, content,
                 message_type, timestamp_ms)
-            SELECT s.id, m.* FROM s, unnest(%(channels)s::text[], %(indexes)s::int[],
-                %(senders)s::text[], %(recipients)s::text[], %(contents)s::text[],
-                %(types)s::text[], %(stamps)s::bigint[]) AS m
+            SELECT changed.id, m.* FROM changed, unnest(%(channels)s::text[],
+                %(indexes)s::int[], %(senders)s::text[], %(recipients)s::text[],
+                %(contents)s::text[], %(types)s::text[], %(stamps)s::bigint[]) AS m
             RETURNING 1
         ){claimed}
-        SELECT count(*) FROM s
+        SELECT (SELECT version FROM changed), now_as_is.*
+        FROM (SELECT 1) AS one LEFT JOIN LATERAL (
+            SELECT {_SESSION_COLUMNS} FROM {_SESSION} s
+            JOIN {_TYPE} t ON t.name = s.challenge_type_id
+            WHERE s.id = %(id)s AND NOT EXISTS (SELECT 1 FROM changed)
+        ) AS now_as_is ON true
     """  # noqa: S608
 
 
@@ -293,13 +358,20 @@ def _session_fields(session: ArenaSession) -> dict[str, Any]:
     }
 
 
-async def _write(read: _Read, change: moves.SessionChange, **claim: Any) -> bool:
-    """Write the change if the session is still the version read; False if it is not."""
+async def _write(
+    read: _Read, change: moves.SessionChange, **claim: Any
+) -> tuple[str | None, tuple | None]:
+    """Write the change if the session is still the version read: (its new version,
+    None), or (None, the session as it now is, None if it is gone)."""
     session = change.session
     messages = change.messages
     parameters = {
         **_session_fields(session),
         "version": read.version,
+        "type": read.type_row.name,
+        "options": _jsonb(read.type_row.options),
+        "metadata": _jsonb(read.type_row.metadata),
+        "enabled": read.type_row.enabled,
         "channels": [message.channel for message in messages],
         "indexes": [message.index for message in messages],
         "senders": [message.sender for message in messages],
@@ -309,13 +381,13 @@ async def _write(read: _Read, change: moves.SessionChange, **claim: Any) -> bool
         "stamps": [message.timestamp_ms for message in messages],
         **claim,
     }
-    rows = await _execute_once(_WRITE_CLAIMING if claim else _WRITE, parameters)
-    if rows[0][0] != 1:
-        return False
+    version, *now_as_is = (await _execute_once(_WRITE_CLAIMING if claim else _WRITE, parameters))[0]
+    if version is None:
+        return None, tuple(now_as_is) if now_as_is[0] is not None else None
     await group_send_async(
         group=arena_group(session.pk), message=session_changed_ping(session, change.payloads())
     )
-    return True
+    return version, None
 
 
 async def _execute_once(query: str, parameters: Any) -> list[tuple]:
@@ -351,16 +423,25 @@ def _ending_recorded(change: moves.SessionChange) -> None:
 
 
 async def _changed(
-    read_query: str, key: Any, apply: Callable, claim: Callable | None = None
+    read_query: str, key: Any, apply: Callable, claim: Callable | None = None, *, known: Any
 ) -> tuple[_Read, Any]:
-    """Read, apply (`apply(read) -> (change, result)`) and write, again when another call
-    changed the session in between; `claim(read, result)`: a join's invite claim."""
+    """Apply (`apply(read) -> (change, result)`) to the session as this worker last wrote
+    it (`known`: its id) or as read, and write it; again on the session as it now is when
+    another call changed it in between. `claim(read, result)`: a join's invite claim."""
+    row = _sessions.get(known) if known is not None else None
     for _ in range(ATTEMPTS):
-        read = await _read(read_query, key)
+        if row is None:
+            row = await _read_row(read_query, key)
+        read = _Read(row)
         change, result = apply(read)
         _ending_recorded(change)
-        if await _write(read, change, **(claim(read, result) if claim else {})):
+        version, now_as_is = await _write(read, change, **(claim(read, result) if claim else {}))
+        if version is not None:
+            _remember(change.session, version=version, type_row=read.type_row)
             return read, result
+        _sessions.pop(read.session.pk, None)
+        # The statement's own snapshot may still show the version it could not update.
+        row = now_as_is if now_as_is is not None and now_as_is[15] != read.version else None
         await asyncio.sleep(0)
     raise _HandOn
 
@@ -391,14 +472,14 @@ async def session_create_lane(request: LaneRequest, send) -> bool:
                     %(game_state)s, %(game_category)s, %(operator_next_index)s,
                     %(chat_next_index)s
                 FROM t
-                RETURNING id
+                RETURNING id, xmin::text AS version
             ), i AS (
                 INSERT INTO {_INVITE} (code, session_id, position, user_id)
                 SELECT i.code, s.id, i.position, '' FROM s,
                     unnest(%(codes)s::text[], %(positions)s::int[]) AS i(code, position)
                 RETURNING 1
             )
-            SELECT count(*) FROM s
+            SELECT version FROM s
             """,  # noqa: S608
             {
                 **_session_fields(session),
@@ -411,9 +492,10 @@ async def session_create_lane(request: LaneRequest, send) -> bool:
                 "positions": [invite.position for invite in invites],
             },
         )
-        if rows[0][0] != 1:
+        if not rows:
             _types.pop(name, None)  # changed or gone: Django's path reads it afresh
             raise _HandOn
+        _remember(session, version=rows[0][0], type_row=type_row)
         return selectors.session_json(session)
 
     return await _served(request, send, work)
@@ -452,7 +534,9 @@ async def join_lane(request: LaneRequest, send) -> bool:
                 "now": timezone.now(),
             }
 
-        read, player_index = await _changed(_SESSION_OF_INVITE_READ, invite, join, claim=claim)
+        read, player_index = await _changed(
+            _SESSION_OF_INVITE_READ, invite, join, claim=claim, known=_invite_sessions.get(invite)
+        )
         return api.join_answer(
             session_id=read.session.pk,
             player_index=player_index,
@@ -489,10 +573,10 @@ async def message_lane(request: LaneRequest, send) -> bool:
             return change, None
 
         try:
-            await _changed(_SESSION_READ, session_id, move)
+            await _changed(_SESSION_READ, session_id, move, known=session_id)
         except _ByService:
             try:
-                await run_orm_apart(
+                await run_orm_pooled(
                     services.arena_message_send,
                     session_id=session_id,
                     sender=senders[-1],
@@ -539,7 +623,7 @@ async def chat_send_lane(request: LaneRequest, send) -> bool:
             )
             return change, (sender, message.index)
 
-        _, (sender, index) = await _changed(_SESSION_READ, session_id, chat)
+        _, (sender, index) = await _changed(_SESSION_READ, session_id, chat, known=session_id)
         return api.chat_answer(call, sender=sender, index=index)
 
     return await _served(request, send, work)

@@ -8,15 +8,14 @@ tasks happens once per defence (when it is checked, before it counts) and is kep
 submission; its pass ratio scales Blue's points.
 
 Nothing here touches the database: callers (the Celery tasks) load rows before and store
-after. The loop is async; the tasks drive it with `async_to_sync`, as the rest of their
-work is synchronous.
+after. The loop is async and so is everything here; the tasks drive it with
+`async_to_sync`, as the rest of their work is synchronous.
 """
 
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from asgiref.sync import async_to_sync
 from django.conf import settings
 
 from challenges.agents.loop import RunOutcome, agent_loop, benign_passed, run_verdict
@@ -139,7 +138,7 @@ def target_config(challenge: RedBlueChallenge) -> TargetConfig:
     return TargetConfig(provider="offline")
 
 
-def _run(
+async def _run(
     *,
     challenge: RedBlueChallenge,
     system_prompt: str,
@@ -155,7 +154,7 @@ def _run(
     async def ask(messages, tools):
         return await agent_complete_async(messages=messages, tools=tools, user=user, config=config)
 
-    return async_to_sync(agent_loop)(
+    return await agent_loop(
         scenario=scenario,
         system_prompt=system_prompt,
         task=task,
@@ -205,7 +204,7 @@ def trace_for_red(trace: dict | None) -> dict | None:
     return {**trace, "steps": steps}
 
 
-def benign_report(
+async def benign_report_async(
     *, challenge: RedBlueChallenge, system_prompt: str, defences: list, user: str = ""
 ) -> dict[str, Any]:
     """The scenario's benign tasks under a defence: `{passed, total, tasks: [{task,
@@ -214,7 +213,7 @@ def benign_report(
     empty = {slot["name"]: "" for slot in scenario["slots"]}
     tasks = []
     for item in scenario.get("benign_tasks") or []:
-        outcome = _run(
+        outcome = await _run(
             challenge=challenge,
             system_prompt=system_prompt,
             defences=defences,
@@ -246,7 +245,7 @@ class AgentRun:
     trace: dict[str, Any]
 
 
-def agent_pairing_run(
+async def agent_pairing_run_async(
     *,
     challenge: RedBlueChallenge,
     slots: dict[str, str],
@@ -258,7 +257,7 @@ def agent_pairing_run(
     suite verdict (`GOAL` breached when the win rule is met), so pairings, points, the
     regression set and the boards treat it as any other."""
     scenario = challenge.agent
-    outcome = _run(
+    outcome = await _run(
         challenge=challenge,
         system_prompt=system_prompt,
         defences=defences,

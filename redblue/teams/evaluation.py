@@ -6,7 +6,6 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from asgiref.sync import async_to_sync
 from django.conf import settings
 
 from core.threads import run_blocking
@@ -19,7 +18,7 @@ from judging.category_judge import (
 )
 from judging.targets import TargetConfig, TargetError, TargetReply, complete_async
 from redblue.models import RedBlueChallenge
-from redblue.teams.agent import agent_pairing_run, benign_ratio
+from redblue.teams.agent import agent_pairing_run_async, benign_ratio
 from redblue.teams.scoring import PairingPoints, money, pairing_points
 
 logger = logging.getLogger(__name__)
@@ -132,7 +131,7 @@ async def pairing_evaluate_async(
     return PairingOutcome(reply=reply, verdict=verdict, points=points)
 
 
-def agent_pairing_evaluate(
+async def agent_pairing_evaluate_async(
     *,
     challenge: RedBlueChallenge,
     slots: dict[str, str],
@@ -147,7 +146,7 @@ def agent_pairing_evaluate(
     layers and Red's slots, judged by the win rule; Blue's points are scaled by the share
     of benign tasks its defence passes (`benign`, the defence's cached report). Raises
     TargetError when the model did not answer."""
-    run = agent_pairing_run(
+    run = await agent_pairing_run_async(
         challenge=challenge, slots=slots, system_prompt=defense, defences=defences, user=user
     )
     points = None
@@ -173,7 +172,7 @@ def agent_pairing_evaluate(
     return PairingOutcome(reply=run.reply, verdict=run.verdict, points=points, trace=run.trace)
 
 
-def pairing_run(
+async def pairing_run_async(
     *,
     challenge: RedBlueChallenge,
     attack: str,
@@ -184,10 +183,10 @@ def pairing_run(
     user: str,
     scored: bool = True,
 ) -> PairingOutcome:
-    """A pairing of either kind, for the Celery tasks (sync: a text pairing is awaited
-    through `async_to_sync`). Raises TargetError when the model did not answer."""
+    """A pairing of either kind (the Celery tasks run it with `async_to_sync`). Raises
+    TargetError when the model did not answer."""
     if challenge.agent is not None:
-        return agent_pairing_evaluate(
+        return await agent_pairing_evaluate_async(
             challenge=challenge,
             slots=slots or {},
             attack=attack,
@@ -197,18 +196,18 @@ def pairing_run(
             user=user,
             scored=scored,
         )
-    return async_to_sync(pairing_evaluate_async)(
+    return await pairing_evaluate_async(
         challenge=challenge, attack=attack, defense=defense, user=user, scored=scored
     )
 
 
 __all__ = [
     "PairingOutcome",
-    "agent_pairing_evaluate",
+    "agent_pairing_evaluate_async",
     "TargetError",
     "judge_output_raw",
     "pairing_evaluate_async",
-    "pairing_run",
+    "pairing_run_async",
     "suite_verdict_stored",
     "target_reply_async",
 ]

@@ -10,6 +10,7 @@ import threading
 
 import pytest
 from django.db import connection
+from django.test import Client
 
 from core.fastlane import lane_counts
 from redblue.arena.lane import lane_caches_clear
@@ -235,3 +236,42 @@ def test_the_lane_plays_a_signed_game_and_the_service_scores_its_end(lane):
     assert sorted(scored.values_list("player_id", flat=True)) == sorted(
         [alice.user_id, bob.user_id]
     )
+
+
+@pytest.mark.usefixtures("arena_standalone")
+def test_a_session_changed_elsewhere_since_this_worker_wrote_it_is_taken_as_it_now_is(lane):
+    """The worker keeps each session as it last wrote it; a change made elsewhere (another
+    worker, Django's path) fails the kept version's write, which answers the session as it
+    now is, and the call is applied to that."""
+    calls = Counted(lane)
+    created(calls)
+    session = created(calls)  # kept by this worker
+    first, second = session["invites"]
+    elsewhere = Client()
+    joined = elsewhere.post(
+        "/api/v1/arena/join", json.dumps({"invite": first}), content_type="application/json"
+    )
+    assert joined.status_code == 200
+
+    calls.post("join_lane", "/api/v1/arena/join", {"invite": second})
+    numbers = game_state(session["id"])["intersectionSet"]
+    elsewhere.post(
+        "/api/v1/arena/message",
+        json.dumps(
+            {"challengeId": session["id"], "from": first, "messageType": "guess",
+             "content": " ".join(map(str, numbers))}
+        ),
+        content_type="application/json",
+    )  # fmt: skip
+    guess(calls, session["id"], second, numbers)
+
+    row = ArenaSession.objects.get(pk=session["id"])
+    assert row.players == [first, second]
+    assert row.status == "ended"
+    assert row.scores == [{"security": 1, "utility": 1}, {"security": 1, "utility": 1}]
+    indexes = list(
+        ArenaMessage.objects.filter(channel=f"challenge_{session['id']}")
+        .order_by("index")
+        .values_list("index", flat=True)
+    )
+    assert indexes == list(range(1, len(indexes) + 1))

@@ -5,6 +5,7 @@ import logging
 from decimal import Decimal
 from typing import Any
 
+from asgiref.sync import async_to_sync
 from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -16,7 +17,7 @@ from redblue.teams.evaluation import (
     PairingOutcome,
     TargetError,
     judge_output_raw,
-    pairing_run,
+    pairing_run_async,
     suite_verdict_stored,
 )
 from redblue.teams.live import board_push_on_commit, pairing_completed_on_commit
@@ -226,7 +227,7 @@ def pairing_judge(*, pairing_id: Any, last_try: bool = True) -> str:
     challenge = pairing.red_blue_challenge
     attack, defense = pairing.attack_submission, pairing.defense_submission
     try:
-        outcome = pairing_run(
+        outcome = async_to_sync(pairing_run_async)(
             challenge=challenge,
             attack=attack.prompt,
             defense=defense.prompt,

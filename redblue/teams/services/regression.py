@@ -5,11 +5,12 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from asgiref.sync import async_to_sync
 from django.db import transaction
 
 from redblue.models import RedBlueChallenge, RegressionAttack, Team, TeamMembership, TeamSubmission
-from redblue.teams.agent import benign_report
-from redblue.teams.evaluation import TargetError, pairing_run
+from redblue.teams.agent import benign_report_async
+from redblue.teams.evaluation import TargetError, pairing_run_async
 from redblue.teams.services.submissions import submission_pair
 
 logger = logging.getLogger(__name__)
@@ -114,14 +115,14 @@ def defense_regression_run(*, submission_id: Any, last_try: bool = True) -> str:
     try:
         if challenge.agent is not None:
             # Once per defence, before it counts; pairings read it from the submission.
-            benign = benign_report(
+            benign = async_to_sync(benign_report_async)(
                 challenge=challenge,
                 system_prompt=submission.prompt,
                 defences=submission.defences or [],
                 user=str(submission.end_user_id or ""),
             )
         for case in cases:
-            outcome = pairing_run(
+            outcome = async_to_sync(pairing_run_async)(
                 challenge=challenge,
                 attack=case.prompt,
                 defense=submission.prompt,
