@@ -42,7 +42,7 @@ from challenges.modes import play_mode_for
 from challenges.selectors.challenges import challenge_in_workspace_by_ref
 from challenges.selectors.levels import is_leveled
 from challenges.services.attempts import attempt_build
-from challenges.services.budgets import challenge_budgeted
+from challenges.services.budgets import Meter, challenge_budgeted, meter_unheld, spend_amounts
 from challenges.services.evaluation import challenge_evaluate_async
 from challenges.services.recording import (
     AttemptRecord,
@@ -50,6 +50,7 @@ from challenges.services.recording import (
     Held,
     Outcome,
     record_in_one_statement,
+    verdict_priced,
 )
 from challenges.services.secrets import player_secret
 from challenges.targets import has_several_targets
@@ -89,8 +90,11 @@ class _Challenge:
     # The challenge's kind of play lets the lane record its calls (challenges/modes/): a
     # conversation's turns belong to a session, which only Django's path keeps.
     lane_records: bool = True
-    # A budget applies (docs/budgets.md): Django's path counts the spend against it.
+    # A budget applies (docs/budgets.md): Django's path reserves and counts against it.
     budgeted: bool = False
+    # What a call's use is priced at and counted with, as on Django's path (any player's:
+    # the recorder counts each attempt on its own player's row).
+    meter: Meter | None = None
 
 
 @dataclass(frozen=True)
@@ -185,6 +189,7 @@ def _challenge_load(*, workspace_id, ref: str) -> _Challenge | None:
         # Several targets: Django's path records which one (challenges/targets.py).
         lane_records=play_mode_for(challenge).lane_records and not has_several_targets(challenge),
         budgeted=challenge_budgeted(challenge=challenge),
+        meter=meter_unheld(challenge=challenge, end_user=None),
     )
 
 
@@ -351,6 +356,10 @@ async def _evaluate_and_record(
         prompt=call.prompt,
         variables=services.variables_masked(call.variables, hidden_names),
     )
+    verdict, judge_use = await verdict_priced(verdict=verdict, workspace_id=key.workspace_id)
+    meter = entry.meter
+    # Dify already ran the model: its tokens count as spent, priced as Django's path does.
+    cost = meter.cost(tokens_total=call.tokens_total, input_text=call.prompt)
     attempt, standing = attempt_build(
         challenge=challenge,
         end_user=player.end_user,
@@ -363,6 +372,8 @@ async def _evaluate_and_record(
         idempotency_key=call.workflow_run_id,
         workflow_run_id=call.workflow_run_id,
         secret=secret,
+        cost=cost,
+        judge_use=judge_use,
     )
     body = {
         **services.answer_body(verdict=verdict, output=call.output, secret=secret, hidden=hidden),
@@ -380,6 +391,8 @@ async def _evaluate_and_record(
             secret_updated_at=entry.secret_updated_at,
             identity_id=player.identity_id,
             linked_to_id=player.linked_to_id,
+            price_model=meter.model,
+            price_updated_at=meter.price.updated_at if meter.price else None,
         ),
         delivery=Delivery(
             key_id=key.pk,
@@ -387,6 +400,7 @@ async def _evaluate_and_record(
             workflow_run_id=call.workflow_run_id,
             response=body,
         ),
+        spend=spend_amounts(tokens=call.tokens_total, cost=cost, judge=judge_use),
     )
     try:
         outcome = await record_in_one_statement(record)

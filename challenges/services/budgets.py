@@ -18,7 +18,7 @@ settled with the target's in the same statement.
 
 import dataclasses
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -53,6 +53,8 @@ class Price:
     input_per_1k: Decimal
     output_per_1k: Decimal
     currency: str
+    # When the price was last set: a process cache holding it re-checks it at write time.
+    updated_at: datetime | None = None
 
     def of(self, *, tokens_input: int, tokens_output: int) -> Decimal:
         cost = (
@@ -91,7 +93,7 @@ def price_key(*, challenge: Challenge) -> str:
 def price_for(*, workspace_id, model: str) -> Price | None:
     row = (
         ModelPrice.objects.filter(workspace_id=workspace_id, model=model)
-        .values_list("input_per_1k", "output_per_1k", "currency")
+        .values_list("input_per_1k", "output_per_1k", "currency", "updated_at")
         .first()
     )
     return Price(*row) if row else None
@@ -351,14 +353,16 @@ def budget_hold(
     ), fallback
 
 
-def meter_unheld(*, challenge: Challenge, end_user: EndUser) -> Meter:
+def meter_unheld(*, challenge: Challenge, end_user: EndUser | None) -> Meter:
     """The meter of a use made elsewhere (a run Dify already made, recorded by the bridge):
-    counted and priced, never refused — there is no model call left to stop."""
+    counted and priced, never refused — there is no model call left to stop. Without an
+    `end_user`, the meter of any player's use (the bridge lane's cache keeps one per
+    challenge; the recorder counts each attempt on its own player)."""
     model = price_key(challenge=challenge)
     return Meter(
         workspace_id=challenge.workspace_id,
         challenge_id=challenge.id,
-        end_user_id=end_user.id,
+        end_user_id=end_user.id if end_user is not None else None,
         model=model,
         price=price_for(workspace_id=challenge.workspace_id, model=model),
     )

@@ -3,10 +3,11 @@ statement. The bridge's lane, Django's bridge view and web play all record throu
 
 A call that judged with what a process cache holds (`Held`, the lane) has the statement
 first check that what it relied on still holds — the key is live, the challenge, its
-workspace (the event window) and its secret are unchanged, no in-order collection holds
-the challenge and it has no prerequisites (those are Django's path's, which checks the
-levels), it is in no wave or in one open at the attempt's time (waves change without
-touching the challenge), the Dify user is linked as it was. Every call locks the player's
+workspace (the event window), its secret and its model's price (what the spend is
+priced at) are unchanged, no in-order collection holds the challenge and it has no
+prerequisites (those are Django's path's, which checks the levels), it is in no wave or
+in one open at the attempt's time (waves change without touching the challenge), the Dify
+user is linked as it was. Every call locks the player's
 row as `end_user_for_recording` does, and is recorded only while the player is still no
 one else's link. Then the statement inserts the delivery when there is one (ON CONFLICT DO
 NOTHING: a repeat delivery writes nothing), the attempt, its own text (the player's masked
@@ -53,6 +54,7 @@ from challenges.models import (
     ChallengePrerequisite,
     CollectionItem,
     LeaderboardEntry,
+    ModelPrice,
     Secret,
     Wave,
 )
@@ -65,6 +67,7 @@ from challenges.services.attempts import (
     own_text_kept,
 )
 from challenges.services.budgets import (
+    JudgeUse,
     Meter,
     SpendAmounts,
     judge_use_priced,
@@ -97,6 +100,10 @@ class Held:
     secret_updated_at: datetime | None
     identity_id: Any
     linked_to_id: Any
+    # The workspace's price of the challenge's model (`meter_unheld`) the spend was priced
+    # at: when it was last set, None while it has none.
+    price_model: str = ""
+    price_updated_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -158,6 +165,8 @@ def _columns() -> list[tuple[str, str, Any]]:
         ("workspace_updated_at", "timestamptz", _held("workspace_updated_at")),
         ("secret_ref", "text", _held("secret_ref")),
         ("secret_updated_at", "timestamptz", _held("secret_updated_at")),
+        ("price_model", "text", _held("price_model")),
+        ("price_updated_at", "timestamptz", _held("price_updated_at")),
         ("key_id", "uuid", _delivery("key_id")),
         ("delivered", "boolean", lambda r: r.delivery is not None),
         ("endpoint", "text", _delivery("endpoint")),
@@ -209,6 +218,7 @@ def _statement() -> str:
     attempt_t = ChallengeAttempt._meta.db_table
     own_text_t = AttemptOwnText._meta.db_table
     hold_t = BudgetHold._meta.db_table
+    price_t = ModelPrice._meta.db_table
     inputs = _input_columns()
     columns = ", ".join(f"{name} {sql_type}" for name, sql_type, _ in inputs)
     attempt_columns = [name for name, _, _ in inputs if name.startswith("a_")]
@@ -261,6 +271,10 @@ WITH input AS (
           SELECT max(updated_at) FROM {secret_t}
           WHERE workspace_id = input.a_workspace_id AND name = input.secret_ref
       ) IS NOT DISTINCT FROM input.secret_updated_at
+      AND (
+          SELECT max(updated_at) FROM {price_t}
+          WHERE workspace_id = input.a_workspace_id AND model = input.price_model
+      ) IS NOT DISTINCT FROM input.price_updated_at
       AND NOT EXISTS (
           SELECT 1 FROM {item_t} item JOIN {collection_t} collection
             ON collection.id = item.collection_id
@@ -451,6 +465,13 @@ async def record_in_one_statement(record: AttemptRecord) -> Outcome:
     return await batcher.record(record)
 
 
+async def verdict_priced(*, verdict: Verdict, workspace_id) -> tuple[Verdict, JudgeUse]:
+    """`judge_use_priced` from the event loop: a read only when an LLM judged the call."""
+    if verdict.usage or verdict.check_usage:
+        return await run_orm(judge_use_priced, verdict=verdict, workspace_id=workspace_id)
+    return judge_use_priced(verdict=verdict, workspace_id=None)
+
+
 async def attempt_record_async(
     *,
     challenge: Challenge,
@@ -479,13 +500,7 @@ async def attempt_record_async(
     unless the outcome is RECORDED."""
     if verdict.passed or verdict.under_review:
         raise ValueError("A win or an attempt under review is recorded by attempt_record.")
-    if verdict.usage or verdict.check_usage:
-        # Its judges priced at the workspace's prices: one read.
-        verdict, judge_use = await run_orm(
-            judge_use_priced, verdict=verdict, workspace_id=challenge.workspace_id
-        )
-    else:
-        verdict, judge_use = judge_use_priced(verdict=verdict, workspace_id=None)
+    verdict, judge_use = await verdict_priced(verdict=verdict, workspace_id=challenge.workspace_id)
     attempt, standing = attempt_build(
         challenge=challenge,
         end_user=end_user,
