@@ -19,7 +19,6 @@ from typing import Any
 
 import httpx
 import openai
-from asgiref.sync import async_to_sync
 from django.conf import settings
 
 from core.egress import refusal_in, url_refusal
@@ -59,16 +58,6 @@ class TargetConfig:
     max_retries: int = 1
     # openai: extra model parameters; dify: mode, prompt_variable, output_key, inputs …
     options: dict[str, Any] = field(default_factory=dict)
-
-
-def complete(
-    *, system_prompt: str, prompt: str, user: str, config: TargetConfig, history: History = ()
-) -> TargetReply:
-    """A sync edge for challenges/play.py's `attempt_play` only (it goes with it, issue 22
-    §9): everything else awaits `complete_async`."""
-    return async_to_sync(complete_async)(
-        system_prompt=system_prompt, prompt=prompt, user=user, config=config, history=history
-    )
 
 
 async def complete_async(
