@@ -20,6 +20,9 @@ class _LoopQueue(Generic[Item, Result]):
     def __init__(self) -> None:
         self.waiting: list[tuple[Item, asyncio.Future]] = []
         self.running = False
+        # The loop keeps only a weak reference to a task: one collected mid-batch would
+        # leave `running` set and every later call waiting for ever.
+        self.drain: asyncio.Task | None = None
 
 
 class LoopBatcher(Generic[Item, Result]):
@@ -41,7 +44,7 @@ class LoopBatcher(Generic[Item, Result]):
         queue.waiting.append((item, future))
         if not queue.running:
             queue.running = True
-            loop.create_task(self._drain(queue))
+            queue.drain = loop.create_task(self._drain(queue))
         return await future
 
     async def _drain(self, queue: _LoopQueue) -> None:
@@ -61,3 +64,4 @@ class LoopBatcher(Generic[Item, Result]):
                         future.set_result(result)
         finally:
             queue.running = False
+            queue.drain = None

@@ -28,10 +28,8 @@ nothing here: the full path records it (`attempt_record`), with the board upsert
 first-blood and record events in its transaction and the live pushes after.
 """
 
-import asyncio
 import dataclasses
 import functools
-import weakref
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -75,6 +73,7 @@ from challenges.services.budgets import (
     spend_amounts,
 )
 from core.aio_clients import pg_fetch
+from core.batching import LoopBatcher
 from core.threads import run_orm
 from judging.verdicts import Verdict
 from players.models import EndUser, Workspace
@@ -414,55 +413,19 @@ async def _record_apart(records: list[AttemptRecord]) -> list[Outcome]:
     return outcomes
 
 
-class _Batcher:
-    """One statement in flight per event loop; calls arriving meanwhile wait for the next."""
-
-    def __init__(self) -> None:
-        self.waiting: list[tuple[AttemptRecord, asyncio.Future]] = []
-        self.running = False
-
-    async def record(self, record: AttemptRecord) -> Outcome:
-        future = asyncio.get_running_loop().create_future()
-        self.waiting.append((record, future))
-        if not self.running:
-            self.running = True
-            asyncio.get_running_loop().create_task(self._drain())
-        return await future
-
-    async def _drain(self) -> None:
-        try:
-            while self.waiting:
-                batch, self.waiting = self.waiting[:BATCH_LIMIT], self.waiting[BATCH_LIMIT:]
-                records = [record for record, _ in batch]
-                try:
-                    try:
-                        outcomes = await _record_batch(records)
-                    except psycopg.errors.UniqueViolation:
-                        outcomes = await _record_apart(records)
-                except Exception as error:  # noqa: BLE001 - handed to each waiting call
-                    for _, future in batch:
-                        if not future.done():
-                            future.set_exception(error)
-                    continue
-                for (_, future), outcome in zip(batch, outcomes, strict=True):
-                    if not future.done():
-                        future.set_result(outcome)
-        finally:
-            self.running = False
+async def _record(records: list[AttemptRecord]) -> list[Outcome]:
+    try:
+        return await _record_batch(records)
+    except psycopg.errors.UniqueViolation:
+        return await _record_apart(records)
 
 
-_batchers: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Batcher]" = (
-    weakref.WeakKeyDictionary()
-)
+_recorder: LoopBatcher[AttemptRecord, Outcome] = LoopBatcher(_record, limit=BATCH_LIMIT)
 
 
 async def record_in_one_statement(record: AttemptRecord) -> Outcome:
     """Record the call with those waiting beside it; say what was done for it."""
-    loop = asyncio.get_running_loop()
-    batcher = _batchers.get(loop)
-    if batcher is None:
-        batcher = _batchers[loop] = _Batcher()
-    return await batcher.record(record)
+    return await _recorder.submit(record)
 
 
 async def verdict_priced(*, verdict: Verdict, workspace_id) -> tuple[Verdict, JudgeUse]:
